@@ -1,0 +1,55 @@
+#pragma once
+
+#include <QByteArray>
+#include <QString>
+
+namespace slp {
+
+// One pass over a request body, no document built: finds the top-level "model" string, its
+// exact byte span, a duplicate top-level "model", the top-level "stream" flag and whether any
+// logprobs-family key is present (aggregate mode must pass those through). The whole body is
+// validated as JSON (RFC 8259) on the way, so "not JSON" is known without a second pass.
+struct BodyScan
+{
+    enum class Verdict {
+        Ok,
+        NotJson,        // empty, malformed, trailing garbage, invalid UTF-8 in a string, ...
+        NotObject,      // valid JSON whose top level is not an object
+        ModelMissing,
+        ModelNotString,
+        ModelDuplicate, // "model" given twice at top level (keys compared after unescaping)
+    };
+    Verdict verdict = Verdict::NotJson;
+    QString error;        // short reason for NotJson ("unexpected '}' at byte 17")
+
+    QString model;        // decoded value of the top-level "model" (Ok only)
+    qsizetype valueBegin = -1; // offset of the opening quote of the model value
+    qsizetype valueEnd = -1;   // offset one past the closing quote
+
+    // "stream": absent, true, false, or present with another type (treated as not streaming)
+    enum class Stream { Absent, True, False, Other };
+    Stream stream = Stream::Absent;
+
+    // Any top-level key of: logprobs, top_logprobs, echo, prompt_logprobs (any value but false/null)
+    bool wantsLogprobs = false;
+};
+
+// Scans `body`. Nesting deeper than `maxDepth` is NotJson (no recursion: an explicit stack).
+BodyScan scanBody(const QByteArray &body, int maxDepth = 512);
+
+// JSON string literal for `value` including quotes: escapes '"', '\\' and control characters
+// (as \n, \t, ..., or \u00XX); everything else, including non-ASCII, as UTF-8.
+QByteArray jsonStringLiteral(const QString &value);
+
+// Returns `body` with bytes [scan.valueBegin, scan.valueEnd) replaced by
+// jsonStringLiteral(newModel). Every other byte is unchanged. Requires scan.verdict == Ok.
+QByteArray spliceModel(const QByteArray &body, const BodyScan &scan, const QString &newModel);
+
+// Strictness follows RFC 8259, not QJsonDocument: a leading UTF-8 BOM, raw control characters
+// in strings, unknown escapes and numbers such as "1." or ".5" are NotJson. Lone surrogates in
+// \u escapes are accepted and decoded as lone UTF-16 units (as QJsonDocument does); numbers
+// beyond double's range are accepted (only their syntax matters here). A repeated "stream" or
+// logprobs-family key: the last one counts, as in the Python servers behind SLP.
+// bodyscanner.cpp lists every difference from QJsonDocument; tst_body_scanner checks them.
+
+} // namespace slp

@@ -1,0 +1,23 @@
+#pragma once
+
+#include <QString>
+#include <QStringList>
+
+namespace slp {
+
+// `slp` arguments. Strict on purpose (field-notes-router-review.txt): a stray word such as
+// `slp help` or a misspelt flag is a usage error and can never start a server.
+struct CommandLine
+{
+    enum class Action { Serve, Check, Version, Help, UsageError };
+    Action action = Action::UsageError;
+    QString configPath;
+    QString listen;        // --listen override, empty = use the config's
+    bool logRequests = false;
+    QString error;         // UsageError: what was wrong
+};
+
+CommandLine parseCommandLine(const QStringList &arguments); // arguments without argv[0]
+QString usageText();
+
+} // namespace slp

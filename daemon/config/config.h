@@ -1,0 +1,89 @@
+#pragma once
+
+#include "config/listenaddress.h"
+#include "config/texttemplate.h"
+#include "goduration.h"
+
+#include <QList>
+#include <QString>
+#include <QUrl>
+
+#include <optional>
+#include <variant>
+
+namespace slp {
+
+// Where a route's upstream model name comes from.
+enum class NameSource {
+    Pinned,         // fixed at load: a backend's `model:`, or an edition template resolved at load
+    Discover,       // an unpinned backend: probed in the background, exposed id until known
+    Passthrough,    // an edition without `model:`: forwards its exposed id unchanged
+    FollowsBackend, // an edition whose `model:` uses .Model of a discovered backend
+};
+
+struct Route
+{
+    QString id;           // exposed model id
+    QString backendName;  // the backend this route is (or derives from)
+    bool isEdition = false;
+    QString origin;       // normalized "scheme://host[:port]" with no trailing slash
+    QUrl url;             // same, as a QUrl
+    Nanoseconds timeout{};
+    QString timeoutText;  // as written in the config ("60s" when defaulted), for 502s and logs
+    bool retry = false;
+    bool aggregate = false;
+    NameSource nameSource = NameSource::Discover;
+    QString pinnedModel;              // NameSource::Pinned
+    int followsRoute = -1;            // NameSource::FollowsBackend: index of the backend route
+    std::optional<TextTemplate> modelTemplate; // NameSource::FollowsBackend
+    int line = 0;                     // YAML line of the backend / edition entry (1-based)
+};
+
+struct DiscoverySettings
+{
+    Nanoseconds backoffInitial = std::chrono::seconds(1);
+    Nanoseconds backoffMax = std::chrono::seconds(30);
+    Nanoseconds recheck = std::chrono::minutes(5);
+};
+
+struct Config
+{
+    ListenAddress listen;               // default ":8080"
+    bool logRequests = false;
+    qint64 maxBodyBytes = 64ll << 20;
+    qint64 maxHeaderBytes = 64ll << 10;
+    Nanoseconds headerTimeout = std::chrono::seconds(30);
+    Nanoseconds idleTimeout = std::chrono::seconds(120);
+    int maxConnections = 10000;
+    Nanoseconds shutdownGrace = std::chrono::seconds(10);
+    QString upstreamTransport = QStringLiteral("qnam"); // qnam | socket
+    int maxUpstreamConnections = 1024; // per backend origin; beyond this requests wait
+    DiscoverySettings discovery;
+    QList<Route> routes; // backends in config order, then each edition's routes in backend order
+};
+
+struct ConfigError
+{
+    QString file;
+    int line = 0;   // 1-based; 0 = unknown
+    int column = 0; // 1-based; 0 = unknown
+    QString what;   // e.g. "backends[2].timeout: \"5x\" is not a duration: unknown unit \"x\""
+    QString hint;   // e.g. "use Go duration syntax such as 300ms, 30s, 2m, 1h30m"
+    // "FILE:LINE:COL: WHAT (hint: HINT)"
+    QString toString() const;
+};
+
+using ConfigResult = std::variant<Config, QList<ConfigError>>;
+
+// Pure: YAML text in, a compiled config or every error found out. `fileName` only labels
+// errors. Never touches the network or the file system.
+ConfigResult compileConfig(const QByteArray &yaml, const QString &fileName);
+
+// Reads the file, then compileConfig. A missing or unreadable file is one ConfigError.
+ConfigResult loadConfigFile(const QString &path);
+
+// The start-up dump line for route `index` (CONTRACT "Startup logs"), names padded to `width`:
+// "NAME -> URL as \"MODEL\"", "NAME -> URL (discovering)", "(passthrough)", "(follows BACKEND)".
+QString routeDumpLine(const Config &config, int index, int width);
+
+} // namespace slp

@@ -1,0 +1,166 @@
+#include "observe/metrics.h"
+
+#include <cmath>
+#include <limits>
+
+namespace slp {
+
+void MetricsRegistry::declare(const QString &name, Type type, const QString &help,
+                              QList<double> buckets)
+{
+    Family &family = m_families[name];
+    family.type = type;
+    family.help = help;
+    family.buckets = std::move(buckets);
+}
+
+QString MetricsRegistry::keyOf(const PromLabels &labels)
+{
+    QString key;
+    for (const auto &[name, value] : labels) {
+        key += name;
+        key += QLatin1Char('\x1f');
+        key += value;
+        key += QLatin1Char('\x1e');
+    }
+    return key;
+}
+
+MetricsRegistry::Series &MetricsRegistry::seriesFor(Family &family, const PromLabels &labels)
+{
+    const QString key = keyOf(labels);
+    auto it = family.series.find(key);
+    if (it == family.series.end()) {
+        Series series;
+        series.labels = labels;
+        if (family.type == Type::Histogram) {
+            series.bucketCounts = QList<quint64>(family.buckets.size(), 0);
+        }
+        it = family.series.insert(key, series);
+    }
+    return *it;
+}
+
+void MetricsRegistry::add(const QString &name, const PromLabels &labels, double delta)
+{
+    Q_ASSERT(m_families.contains(name));
+    seriesFor(m_families[name], labels).value += delta;
+}
+
+void MetricsRegistry::set(const QString &name, const PromLabels &labels, double value)
+{
+    Q_ASSERT(m_families.contains(name));
+    seriesFor(m_families[name], labels).value = value;
+}
+
+void MetricsRegistry::remove(const QString &name, const PromLabels &labels)
+{
+    auto it = m_families.find(name);
+    if (it != m_families.end()) {
+        it->series.remove(keyOf(labels));
+    }
+}
+
+void MetricsRegistry::removeMatching(const QString &name, const PromLabels &match)
+{
+    auto it = m_families.find(name);
+    if (it == m_families.end()) {
+        return;
+    }
+    for (auto s = it->series.begin(); s != it->series.end();) {
+        bool all = true;
+        for (const auto &pair : match) {
+            all = all && s->labels.contains(pair);
+        }
+        s = all ? it->series.erase(s) : std::next(s);
+    }
+}
+
+void MetricsRegistry::observe(const QString &name, const PromLabels &labels, double value)
+{
+    Q_ASSERT(m_families.contains(name));
+    Family &family = m_families[name];
+    Series &series = seriesFor(family, labels);
+    for (qsizetype i = 0; i < family.buckets.size(); ++i) {
+        if (value <= family.buckets[i]) {
+            ++series.bucketCounts[i];
+            break; // made cumulative when rendered
+        }
+    }
+    series.sum += value;
+    ++series.count;
+}
+
+double MetricsRegistry::value(const QString &name, const PromLabels &labels) const
+{
+    const auto family = m_families.constFind(name);
+    if (family == m_families.cend()) {
+        return 0;
+    }
+    const auto series = family->series.constFind(keyOf(labels));
+    if (series == family->series.cend()) {
+        return 0;
+    }
+    return family->type == Type::Histogram ? double(series->count) : series->value;
+}
+
+QByteArray MetricsRegistry::render() const
+{
+    QByteArray out;
+    out.reserve(4096);
+    for (auto it = m_families.cbegin(); it != m_families.cend(); ++it) {
+        const QByteArray name = it.key().toUtf8();
+        const Family &family = *it;
+        const char *type = family.type == Type::Counter ? "counter"
+                           : family.type == Type::Gauge ? "gauge"
+                                                        : "histogram";
+        out += "# HELP " + name + ' ' + family.help.toUtf8() + '\n';
+        out += "# TYPE " + name + ' ' + type + '\n';
+        for (const Series &series : family.series) {
+            if (family.type != Type::Histogram) {
+                out += promSampleLine(name, series.labels, series.value);
+                continue;
+            }
+            quint64 cumulative = 0;
+            for (qsizetype i = 0; i < family.buckets.size(); ++i) {
+                cumulative += series.bucketCounts[i];
+                PromLabels labels = series.labels;
+                labels.append({QStringLiteral("le"),
+                               QString::fromLatin1(formatPromValue(family.buckets[i]))});
+                out += promSampleLine(name + "_bucket", labels, double(cumulative));
+            }
+            PromLabels inf = series.labels;
+            inf.append({QStringLiteral("le"), QStringLiteral("+Inf")});
+            out += promSampleLine(name + "_bucket", inf, double(series.count));
+            out += promSampleLine(name + "_sum", series.labels, series.sum);
+            out += promSampleLine(name + "_count", series.labels, double(series.count));
+        }
+    }
+    return out;
+}
+
+void declareSlpMetrics(MetricsRegistry &registry)
+{
+    using T = MetricsRegistry::Type;
+    registry.declare(metric::requestsTotal, T::Counter,
+                     QStringLiteral("Requests answered, by exposed model id and HTTP status."));
+    registry.declare(metric::upstreamLatency, T::Histogram,
+                     QStringLiteral("Time from sending a request upstream to its response head."),
+                     {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300});
+    registry.declare(metric::discoveryProbes, T::Counter,
+                     QStringLiteral("Model-name discovery probes, by result (ok/ambiguous/error)."));
+    registry.declare(metric::modelChanges, T::Counter,
+                     QStringLiteral("Times a discovered upstream model name changed."));
+    registry.declare(metric::modelInfo, T::Gauge,
+                     QStringLiteral("The upstream model name each route currently sends (always 1)."));
+    registry.declare(metric::modelAmbiguous, T::Gauge,
+                     QStringLiteral("1 while a backend serves zero or several models."));
+    registry.declare(metric::upstreamAttempts, T::Counter,
+                     QStringLiteral("Upstream attempts that failed before a response head, by reason."));
+    registry.declare(metric::clientConnections, T::Gauge,
+                     QStringLiteral("Open client connections."));
+    registry.declare(metric::inflightRequests, T::Gauge,
+                     QStringLiteral("Requests being forwarded right now."));
+}
+
+} // namespace slp

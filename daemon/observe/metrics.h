@@ -1,0 +1,72 @@
+#pragma once
+
+#include "prometheustext.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QMap>
+#include <QString>
+
+namespace slp {
+
+// A small in-process Prometheus registry: counters, gauges and histograms keyed by ordered
+// label sets, rendered in the text format. Everything runs on the daemon's one event-loop
+// thread, so no locking.
+class MetricsRegistry
+{
+public:
+    enum class Type { Counter, Gauge, Histogram };
+
+    void declare(const QString &name, Type type, const QString &help,
+                 QList<double> buckets = {});
+
+    void add(const QString &name, const PromLabels &labels, double delta = 1);
+    void set(const QString &name, const PromLabels &labels, double value);
+    void remove(const QString &name, const PromLabels &labels);
+    // Removes every series of `name` whose labels contain `match`.
+    void removeMatching(const QString &name, const PromLabels &match);
+    void observe(const QString &name, const PromLabels &labels, double value);
+
+    double value(const QString &name, const PromLabels &labels) const;
+
+    QByteArray render() const;
+
+private:
+    struct Series
+    {
+        PromLabels labels;
+        double value = 0;           // counter / gauge
+        QList<quint64> bucketCounts; // histogram, cumulative at render time
+        double sum = 0;
+        quint64 count = 0;
+    };
+    struct Family
+    {
+        Type type = Type::Counter;
+        QString help;
+        QList<double> buckets;
+        QMap<QString, Series> series; // key: rendered label set, so output order is stable
+    };
+    Series &seriesFor(Family &family, const PromLabels &labels);
+    static QString keyOf(const PromLabels &labels);
+
+    QMap<QString, Family> m_families;
+};
+
+// The metric names the contract fixes, declared once.
+namespace metric {
+inline const QString requestsTotal = QStringLiteral("slp_requests_total");
+inline const QString upstreamLatency = QStringLiteral("slp_upstream_latency_seconds");
+inline const QString discoveryProbes = QStringLiteral("slp_discovery_probes_total");
+inline const QString modelChanges = QStringLiteral("slp_upstream_model_changes_total");
+inline const QString modelInfo = QStringLiteral("slp_upstream_model_info");
+inline const QString modelAmbiguous = QStringLiteral("slp_upstream_model_ambiguous");
+inline const QString upstreamAttempts = QStringLiteral("slp_upstream_attempt_failures_total");
+inline const QString clientConnections = QStringLiteral("slp_client_connections");
+inline const QString inflightRequests = QStringLiteral("slp_inflight_requests");
+} // namespace metric
+
+// Declares every SLP series family with its help text.
+void declareSlpMetrics(MetricsRegistry &registry);
+
+} // namespace slp

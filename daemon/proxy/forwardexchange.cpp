@@ -1,0 +1,284 @@
+#include "proxy/forwardexchange.h"
+
+#include "goduration.h"
+#include "observe/logging.h"
+#include "observe/metrics.h"
+#include "proxy/forwardheaders.h"
+#include "server/clientconnection.h"
+#include "server/localresponse.h"
+
+namespace slp {
+
+namespace {
+constexpr qint64 kRelayPiece = 64 * 1024;
+
+// Log latencies as Go prints a rounded Duration: "1.482s" (ms above a second), "12.345ms".
+QString formatLatency(qint64 ns)
+{
+    const qint64 unit = ns >= 1'000'000'000 ? 1'000'000 : 1000;
+    return formatGoDuration(Nanoseconds((ns + unit / 2) / unit * unit));
+}
+} // namespace
+
+ForwardExchange::ForwardExchange(ForwardPlan plan, UpstreamTransport &transport,
+                                 MetricsRegistry &metrics, ResponseSlot *slot)
+    : QObject(slot)
+    , m_plan(std::move(plan))
+    , m_transport(transport)
+    , m_metrics(metrics)
+    , m_slot(slot)
+{
+    m_ttfbTimer.setSingleShot(true);
+    // A precise timer: the timeout is a contract number that shows in 502 messages.
+    m_ttfbTimer.setTimerType(Qt::PreciseTimer);
+    connect(&m_ttfbTimer, &QTimer::timeout, this, &ForwardExchange::onTimeout);
+    connect(slot, &ResponseSlot::writable, this, &ForwardExchange::relay);
+    connect(slot, &ResponseSlot::clientGone, this, &ForwardExchange::onClientGone);
+    m_metrics.add(metric::inflightRequests, {}, 1);
+}
+
+ForwardExchange::~ForwardExchange()
+{
+    m_metrics.add(metric::inflightRequests, {}, -1);
+    if (m_call) {
+        m_call->disconnect(this);
+        m_call->abort(); // a client that left must stop the GPU at once
+    }
+}
+
+void ForwardExchange::start()
+{
+    launch();
+}
+
+void ForwardExchange::launch()
+{
+    ++m_attempt;
+    m_timedOut = false;
+    m_sinceStart.start();
+    m_call = m_transport.start(m_plan.request);
+    connect(m_call.get(), &UpstreamCall::headReceived, this, &ForwardExchange::onHead);
+    connect(m_call.get(), &UpstreamCall::readyRead, this, &ForwardExchange::relay);
+    connect(m_call.get(), &UpstreamCall::finished, this, &ForwardExchange::onFinished);
+    m_ttfbTimer.start(m_plan.timeout);
+}
+
+QString ForwardExchange::upstreamUrlForLog() const
+{
+    return m_plan.origin + QString::fromLatin1(m_plan.target);
+}
+
+void ForwardExchange::countRequest(int status)
+{
+    m_metrics.add(metric::requestsTotal,
+                  {{QStringLiteral("model_id"), m_plan.modelId},
+                   {QStringLiteral("code"), QString::number(status)}});
+}
+
+void ForwardExchange::onHead(const UpstreamHead &head)
+{
+    m_ttfbTimer.stop();
+    if (!m_slot || m_clientGone) {
+        return;
+    }
+    m_latencyNs = m_sinceStart.nsecsElapsed();
+    m_metrics.observe(metric::upstreamLatency, {{QStringLiteral("model_id"), m_plan.modelId}},
+                      double(m_latencyNs) / 1e9);
+    m_status = head.status;
+    countRequest(head.status);
+    m_upstreamRequestId = headerValue(head.headers, "x-request-id");
+
+    m_bodyless = (head.status >= 100 && head.status < 200) || head.status == 204 ||
+                 head.status == 304;
+    QByteArray out;
+    out.reserve(1024);
+    const QByteArray reason = head.reason.isEmpty() ? reasonPhrase(head.status) : head.reason;
+    out += "HTTP/1.1 " + QByteArray::number(head.status) + ' ' + reason + "\r\n";
+    for (const auto &[name, value] : prepareClientHeaders(head.headers)) {
+        out += name + ": " + value + "\r\n";
+    }
+    // The upstream's id replaces SLP's once the upstream answered: it is the one its logs have.
+    if (m_upstreamRequestId.isEmpty()) {
+        out += "X-Request-Id: " + m_plan.requestId + "\r\n";
+    }
+    if (!m_bodyless) {
+        if (head.contentLength >= 0) {
+            out += "Content-Length: " + QByteArray::number(head.contentLength) + "\r\n";
+        } else if (m_slot->versionMinor() >= 1) {
+            // QtHttpServer 6.4 writes no framing for a streamed body: chunk it ourselves.
+            m_chunked = true;
+            out += "Transfer-Encoding: chunked\r\n";
+        } else {
+            m_slot->setKeepAlive(false); // HTTP/1.0: the body ends when the connection does
+        }
+    }
+    if (!m_slot->clientKeepAlive()) {
+        out += "Connection: close\r\n";
+    }
+    out += "\r\n";
+    m_slot->write(out);
+    relay();
+}
+
+void ForwardExchange::relay()
+{
+    if (!m_call || !m_slot || m_done || !m_call->headArrived()) {
+        return;
+    }
+    // Pull from upstream only while the client keeps up: what is not read stays in the
+    // transport's bounded buffer, so a slow client never makes SLP hold a whole response.
+    while (m_call->bytesAvailable() > 0 && m_slot->isWritable()) {
+        const QByteArray piece = m_call->read(kRelayPiece);
+        if (piece.isEmpty()) {
+            break;
+        }
+        m_bytesDown += piece.size();
+        if (m_bodyless) {
+            continue;
+        }
+        if (m_chunked) {
+            m_slot->write(QByteArray::number(piece.size(), 16) + "\r\n" + piece + "\r\n");
+        } else {
+            m_slot->write(piece);
+        }
+    }
+    if (m_upstreamDone && m_call->bytesAvailable() == 0) {
+        complete();
+    }
+}
+
+void ForwardExchange::complete()
+{
+    if (m_done) {
+        return;
+    }
+    m_done = true;
+    const UpstreamCall::Failure failure = m_call->failure();
+    if (failure != UpstreamCall::Failure::None) {
+        // Never a silently truncated success: the client sees the connection end uncleanly.
+        qCWarning(lcProxy).noquote()
+            << QStringLiteral("[%1] upstream response for model %2 broke off after %3 B: %4 \"%5\": %6%7")
+                   .arg(QString::fromLatin1(m_plan.requestId), m_plan.modelId)
+                   .arg(m_bytesDown)
+                   .arg(QString::fromLatin1(m_plan.method), upstreamUrlForLog(),
+                        m_call->errorDetail(), m_plan.clientIdForLog);
+        m_slot->breakConnection();
+        return;
+    }
+    if (m_chunked) {
+        m_slot->write(QByteArrayLiteral("0\r\n\r\n"));
+    }
+    m_slot->finish();
+    if (m_plan.logRequests) {
+        const QString as = m_plan.renamedTo.isEmpty()
+                               ? QString()
+                               : QStringLiteral(" as \"%1\"").arg(m_plan.renamedTo);
+        const QString upstreamId =
+            m_upstreamRequestId.isEmpty()
+                ? QString()
+                : QStringLiteral(" upstream=") + quoteForLog(m_upstreamRequestId).mid(1).chopped(1);
+        qCInfo(lcProxy).noquote()
+            << QStringLiteral("[%1] %2 %3: %4%5 -> %6 %7 in %8 (%9 B up, %10 B down)%11%12")
+                   .arg(QString::fromLatin1(m_plan.requestId), QString::fromLatin1(m_plan.method),
+                        QString::fromLatin1(m_plan.target), m_plan.modelId, as, m_plan.origin)
+                   .arg(m_status)
+                   .arg(formatLatency(m_latencyNs))
+                   .arg(m_plan.request.body.size())
+                   .arg(m_bytesDown)
+                   .arg(upstreamId, m_plan.clientIdForLog);
+    }
+}
+
+void ForwardExchange::onFinished()
+{
+    m_ttfbTimer.stop();
+    if (m_clientGone || !m_slot) {
+        return;
+    }
+    if (m_call->headArrived()) {
+        m_upstreamDone = true;
+        relay();
+        return;
+    }
+    failBeforeHead();
+}
+
+void ForwardExchange::failBeforeHead()
+{
+    const QString prefix = QStringLiteral("[%1] Attempt %2/%3 for model %4 failed: ")
+                               .arg(QString::fromLatin1(m_plan.requestId))
+                               .arg(m_attempt)
+                               .arg(m_plan.maxAttempts)
+                               .arg(m_plan.modelId);
+    const QString target = QStringLiteral("%1 \"%2\"")
+                               .arg(QString::fromLatin1(m_plan.method), upstreamUrlForLog());
+    QString reason;
+    if (m_timedOut) {
+        reason = QStringLiteral("timed out");
+        qCWarning(lcProxy).noquote() << prefix + QStringLiteral("timed out after ") +
+                                            m_plan.timeoutText + QStringLiteral(": ") + target +
+                                            QStringLiteral(": no response headers") +
+                                            m_plan.clientIdForLog;
+    } else {
+        reason = m_call->isConnectionLevelFailure() ? QStringLiteral("connect")
+                                                    : QStringLiteral("protocol");
+        qCWarning(lcProxy).noquote() << prefix + target + QStringLiteral(": ") +
+                                            m_call->errorDetail() + m_plan.clientIdForLog;
+    }
+    m_metrics.add(metric::upstreamAttempts, {{QStringLiteral("model_id"), m_plan.modelId},
+                                             {QStringLiteral("reason"), reason}});
+
+    // One re-dial, only when nothing reached the upstream's model: never after a timeout (it
+    // may still be generating) and never once any response byte arrived.
+    if (!m_timedOut && m_call->isConnectionLevelFailure() && m_attempt < m_plan.maxAttempts) {
+        // The old call is finishing inside its own signal: let the event loop delete it.
+        m_call.release()->deleteLater();
+        launch();
+        return;
+    }
+
+    m_done = true;
+    const QString message =
+        m_timedOut ? QStringLiteral("upstream request timed out after %1 (request id: %2)")
+                         .arg(m_plan.timeoutText, QString::fromLatin1(m_plan.requestId))
+                   : QStringLiteral("upstream request failed (request id: %1)")
+                         .arg(QString::fromLatin1(m_plan.requestId));
+    countRequest(502);
+    m_slot->write(localErrorResponse(502, message, m_plan.requestId, m_slot->clientKeepAlive(),
+                                     m_timedOut ? "upstream_timeout" : "upstream_failed"));
+    m_slot->finish();
+}
+
+void ForwardExchange::onTimeout()
+{
+    if (!m_call || m_call->headArrived()) {
+        return;
+    }
+    m_timedOut = true;
+    m_call->abort(); // finished() follows, synchronously or soon
+}
+
+void ForwardExchange::onClientGone()
+{
+    if (m_clientGone) {
+        return;
+    }
+    m_clientGone = true;
+    m_ttfbTimer.stop();
+    if (!m_done && m_call && !m_call->headArrived()) {
+        countRequest(499); // nginx's code for "client closed the request"
+    }
+    if (m_plan.logRequests && !m_done) {
+        qCInfo(lcProxy).noquote()
+            << QStringLiteral("[%1] client went away; upstream request for model %2 aborted%3")
+                   .arg(QString::fromLatin1(m_plan.requestId), m_plan.modelId,
+                        m_plan.clientIdForLog);
+    }
+    m_done = true;
+    if (m_call) {
+        m_call->disconnect(this);
+        m_call->abort();
+    }
+}
+
+} // namespace slp

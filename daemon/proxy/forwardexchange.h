@@ -1,0 +1,80 @@
+#pragma once
+
+#include "proxy/upstreamtransport.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+
+#include <chrono>
+#include <memory>
+
+namespace slp {
+
+class MetricsRegistry;
+class ResponseSlot;
+
+// Everything the router decided about one request before it goes upstream.
+struct ForwardPlan
+{
+    QByteArray requestId;      // SLP's slpq id
+    QString clientIdForLog;    // ` client="..."` suffix for log lines, or empty
+    QString modelId;           // exposed id (metrics label, logs)
+    QString renamedTo;         // upstream model name when the body was rewritten, else empty
+    QString origin;            // upstream origin, for log lines
+    QByteArray method;
+    QByteArray target;         // path and query as the client sent them
+    std::chrono::milliseconds timeout{60000};
+    QString timeoutText;       // as written in the config, for the 502 and the log
+    int maxAttempts = 1;       // 2 with retry: true
+    bool logRequests = false;
+    UpstreamRequest request;
+};
+
+// One client request forwarded to one upstream: the time-to-first-byte timer, the single
+// re-dial, and the relay of the response into the client's ResponseSlot with backpressure.
+// Owned by its slot (Qt child), so a client that leaves takes the upstream request with it.
+class ForwardExchange : public QObject
+{
+    Q_OBJECT
+public:
+    ForwardExchange(ForwardPlan plan, UpstreamTransport &transport, MetricsRegistry &metrics,
+                    ResponseSlot *slot);
+    ~ForwardExchange() override;
+
+    void start();
+
+private:
+    void launch();
+    void onHead(const UpstreamHead &head);
+    void onFinished();
+    void onTimeout();
+    void onClientGone();
+    void relay();
+    void complete();
+    void failBeforeHead();
+    void countRequest(int status);
+    QString upstreamUrlForLog() const;
+
+    ForwardPlan m_plan;
+    UpstreamTransport &m_transport;
+    MetricsRegistry &m_metrics;
+    QPointer<ResponseSlot> m_slot;
+    std::unique_ptr<UpstreamCall> m_call;
+    QTimer m_ttfbTimer;
+    QElapsedTimer m_sinceStart;  // this attempt
+    int m_attempt = 0;
+    bool m_timedOut = false;
+    bool m_clientGone = false;
+    bool m_upstreamDone = false;
+    bool m_done = false;
+    bool m_chunked = false;       // SLP frames the body in chunks (upstream gave no length)
+    bool m_bodyless = false;
+    int m_status = 0;
+    qint64 m_latencyNs = 0;
+    qint64 m_bytesDown = 0;
+    QByteArray m_upstreamRequestId;
+};
+
+} // namespace slp

@@ -1,0 +1,28 @@
+#pragma once
+
+#include "proxy/upstreamtransport.h"
+
+namespace slp {
+
+// Header rules of the forward path (CONTRACT "HTTP surface"), kept pure for unit tests.
+
+struct InboundHeaders
+{
+    HeaderList forward;        // what goes upstream (the transport adds Host and framing)
+    QByteArray clientRequestId; // an inbound X-Request-Id (never adopted, only logged)
+    bool hasClientRequestId = false;
+};
+
+// Drops hop-by-hop headers (and those named in Connection), Host, Content-Length, Expect and
+// X-Request-Id; appends the client to X-Forwarded-For; sets X-Forwarded-Proto ("http") and
+// X-Forwarded-Host (the inbound Host) when absent. Everything else passes, repeats kept.
+InboundHeaders prepareUpstreamHeaders(const HeaderList &inbound, const QByteArray &clientAddress);
+
+// The upstream's response headers minus hop-by-hop and framing (Content-Length and
+// Transfer-Encoding: SLP frames the body to the client itself).
+HeaderList prepareClientHeaders(const HeaderList &upstream);
+
+// First value of `name`, case-insensitive.
+QByteArray headerValue(const HeaderList &headers, QByteArrayView name);
+
+} // namespace slp

@@ -1,0 +1,46 @@
+#pragma once
+
+#include "proxy/upstreamtransport.h"
+
+#include <QHash>
+#include <QList>
+#include <QObject>
+#include <QPointer>
+
+class QNetworkAccessManager;
+class QNetworkReply;
+
+namespace slp {
+
+// The design card's transport: QNetworkAccessManager, with every default that would break a
+// byte-exact proxy turned off (QT64-NOTES.md): no redirects, cookies, cache, proxy, HTTP/2
+// or silent decompression. Qt 6.4 caps each QNAM at 6 connections per host and queues the
+// rest, so this keeps a pool of QNAMs per origin and spreads requests over them.
+class QnamTransport : public QObject, public UpstreamTransport
+{
+    Q_OBJECT
+public:
+    // maxConnectionsPerOrigin: the concurrency one origin gets before requests share
+    // connections (rounded up to a multiple of 6).
+    explicit QnamTransport(int maxConnectionsPerOrigin, QObject *parent = nullptr);
+    ~QnamTransport() override;
+
+    std::unique_ptr<UpstreamCall> start(const UpstreamRequest &request) override;
+
+    int managerCount() const;
+
+private:
+    struct Slot
+    {
+        QNetworkAccessManager *manager = nullptr; // owned by this (Qt parent)
+        int active = 0;
+    };
+    QNetworkAccessManager *acquire(const QString &origin);
+    void release(const QString &origin, QNetworkAccessManager *manager);
+
+    friend class QnamCall;
+    int m_maxManagersPerOrigin;
+    QHash<QString, QList<Slot>> m_pools;
+};
+
+} // namespace slp

@@ -1,0 +1,203 @@
+#include "proxy/requestrouter.h"
+
+#include "body/bodyscanner.h"
+#include "debugcatalog.h"
+#include "observe/logging.h"
+#include "observe/metrics.h"
+#include "observe/requestid.h"
+#include "proxy/forwardexchange.h"
+#include "proxy/forwardheaders.h"
+#include "proxy/routetable.h"
+#include "server/clientconnection.h"
+#include "server/localresponse.h"
+
+#include <QUrlQuery>
+
+#include <chrono>
+
+namespace slp {
+
+namespace {
+const QString kUnknownModel = QStringLiteral("unknown");
+
+QString scanError(const BodyScan &scan)
+{
+    switch (scan.verdict) {
+    case BodyScan::Verdict::NotJson:
+        return QStringLiteral("request body is not valid JSON: %1").arg(scan.error);
+    case BodyScan::Verdict::NotObject:
+        return QStringLiteral("request body must be a JSON object");
+    case BodyScan::Verdict::ModelMissing:
+        return QStringLiteral("request body has no \"model\" field: name the model to use");
+    case BodyScan::Verdict::ModelNotString:
+        return QStringLiteral("\"model\" must be a string");
+    case BodyScan::Verdict::ModelDuplicate:
+        return QStringLiteral("\"model\" is given more than once at the top level");
+    case BodyScan::Verdict::Ok:
+        break;
+    }
+    return {};
+}
+} // namespace
+
+RequestRouter::RequestRouter(const RouteTable *table, UpstreamTransport &transport,
+                             MetricsRegistry &metrics, RouterOptions options)
+    : m_table(table)
+    , m_transport(transport)
+    , m_metrics(metrics)
+    , m_options(options)
+{
+}
+
+void RequestRouter::answer(ResponseSlot *slot, const QByteArray &response)
+{
+    slot->write(response);
+    slot->finish();
+}
+
+void RequestRouter::answerError(ResponseSlot *slot, const InboundRequest &request, int status,
+                                const QString &message, const QByteArray &code,
+                                const QString &param)
+{
+    Q_UNUSED(request);
+    answer(slot, localErrorResponse(status, message, newRequestId(), slot->clientKeepAlive(),
+                                    code, param));
+}
+
+void RequestRouter::handle(InboundRequest request, ResponseSlot *slot)
+{
+    const qsizetype q = request.target.indexOf('?');
+    const QByteArray path = q < 0 ? request.target : request.target.left(q);
+    const QByteArray query = q < 0 ? QByteArray() : request.target.mid(q + 1);
+    const bool get = request.method == "GET";
+
+    if (path == "/healthz") {
+        return get ? answer(slot, localResponse(200, "text/plain; charset=utf-8", "ok\n",
+                                                newRequestId(), slot->clientKeepAlive()))
+                   : answerError(slot, request, 405, QStringLiteral("/healthz answers GET only"));
+    }
+    if (path == "/metrics") {
+        return get ? answer(slot, localResponse(200, "text/plain; version=0.0.4; charset=utf-8",
+                                                m_metrics.render(), newRequestId(),
+                                                slot->clientKeepAlive()))
+                   : answerError(slot, request, 405, QStringLiteral("/metrics answers GET only"));
+    }
+    if (path == "/v1/models" || path == "/v1/models/") {
+        if (!get) {
+            return answerError(slot, request, 405, QStringLiteral("/v1/models answers GET only"));
+        }
+        const QUrlQuery params(QString::fromUtf8(query));
+        const bool debug = debugRequested(params.hasQueryItem(QStringLiteral("debug")),
+                                          params.queryItemValue(QStringLiteral("debug"),
+                                                                QUrl::FullyDecoded));
+        return answer(slot, localResponse(200, "application/json",
+                                          catalogToJson(m_table->catalog(m_options.startedAt), debug),
+                                          newRequestId(), slot->clientKeepAlive()));
+    }
+    if (path.startsWith("/v1/models/") && get) {
+        const QString id = QUrl::fromPercentEncoding(path.mid(11));
+        const qsizetype index = m_table->find(id);
+        if (index < 0) {
+            return answerError(slot, request, 404,
+                               QStringLiteral("The model `%1` does not exist").arg(id),
+                               "model_not_found", QStringLiteral("model"));
+        }
+        Catalog one = m_table->catalog(m_options.startedAt);
+        const CatalogEntry entry = one.entries.at(index);
+        one.entries = {entry};
+        QByteArray list = catalogToJson(one, false);
+        // The list's single entry is the object OpenAI's retrieve-model endpoint returns.
+        const qsizetype open = list.indexOf('[');
+        const qsizetype close = list.lastIndexOf(']');
+        return answer(slot, localResponse(200, "application/json",
+                                          list.mid(open + 1, close - open - 1), newRequestId(),
+                                          slot->clientKeepAlive()));
+    }
+    if (path.startsWith("/v1/")) {
+        if (request.method != "POST") {
+            return answerError(slot, request, 405,
+                               QStringLiteral("%1 is not allowed on %2: model requests are POSTs")
+                                   .arg(QString::fromLatin1(request.method),
+                                        QString::fromUtf8(path)));
+        }
+        return forward(request, slot);
+    }
+    answerError(slot, request, 404,
+                QStringLiteral("no such endpoint: %1 (SLP serves POST /v1/..., GET /v1/models, "
+                               "/healthz, /metrics)")
+                    .arg(QString::fromUtf8(path).left(200)));
+}
+
+void RequestRouter::forward(InboundRequest &request, ResponseSlot *slot)
+{
+    const auto countUnknown = [this](int status) {
+        m_metrics.add(metric::requestsTotal, {{QStringLiteral("model_id"), kUnknownModel},
+                                              {QStringLiteral("code"), QString::number(status)}});
+    };
+    if (request.body.size() > m_options.maxBodyBytes) {
+        countUnknown(413);
+        return answerError(slot, request, 413,
+                           QStringLiteral("request body is larger than max_body_bytes (%1 bytes)")
+                               .arg(m_options.maxBodyBytes));
+    }
+
+    // 1. read the model id: one pass, no document built.
+    const BodyScan scan = scanBody(request.body);
+    if (scan.verdict != BodyScan::Verdict::Ok) {
+        countUnknown(400);
+        return answerError(slot, request, 400, scanError(scan), "invalid_request_body",
+                           QStringLiteral("model"));
+    }
+
+    // 2. look it up.
+    const qsizetype index = m_table->find(scan.model);
+    if (index < 0) {
+        countUnknown(404);
+        return answerError(slot, request, 404,
+                           QStringLiteral("The model `%1` does not exist: GET /v1/models lists "
+                                          "the models served here")
+                               .arg(scan.model.left(256)),
+                           "model_not_found", QStringLiteral("model"));
+    }
+    const Route &route = m_table->route(index);
+
+    // 3. rename: only the bytes of the model value change.
+    const QString upstreamModel = m_table->upstreamModel(index);
+    const bool rename = !upstreamModel.isEmpty() && upstreamModel != scan.model;
+
+    InboundHeaders headers = prepareUpstreamHeaders(request.headers, request.clientAddress);
+    ForwardPlan plan;
+    plan.requestId = newRequestId();
+    if (headers.hasClientRequestId) {
+        plan.clientIdForLog = QStringLiteral(" client=") + quoteForLog(headers.clientRequestId);
+        if (!m_loggedClientIdNotice) {
+            m_loggedClientIdNotice = true;
+            qCInfo(lcProxy).noquote()
+                << QStringLiteral("[%1] ignoring inbound X-Request-Id %2: SLP always mints its "
+                                  "own ids (an untrusted id buys no correlation across the hop); "
+                                  "the client's value is logged as client=\"...\" from now on")
+                       .arg(QString::fromLatin1(plan.requestId),
+                            quoteForLog(headers.clientRequestId));
+        }
+    }
+    plan.modelId = route.id;
+    plan.renamedTo = rename ? upstreamModel : QString();
+    plan.origin = route.origin;
+    plan.method = request.method;
+    plan.target = request.target;
+    plan.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(route.timeout);
+    plan.timeoutText = route.timeoutText;
+    plan.maxAttempts = route.retry ? 2 : 1;
+    plan.logRequests = m_options.logRequests;
+    plan.request.method = request.method;
+    plan.request.url = QUrl::fromEncoded(route.origin.toUtf8() + request.target, QUrl::StrictMode);
+    plan.request.headers = std::move(headers.forward);
+    plan.request.body = rename ? spliceModel(request.body, scan, upstreamModel)
+                               : std::move(request.body);
+
+    // 4. forward.
+    auto *exchange = new ForwardExchange(std::move(plan), m_transport, m_metrics, slot); // owned by slot
+    exchange->start();
+}
+
+} // namespace slp

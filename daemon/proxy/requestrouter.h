@@ -1,0 +1,58 @@
+#pragma once
+
+#include "proxy/upstreamtransport.h"
+
+#include <QByteArray>
+#include <QString>
+
+namespace slp {
+
+class MetricsRegistry;
+class ResponseSlot;
+class RouteTable;
+
+// A client request as SLP saw it, copied out of QtHttpServer's reused request object.
+struct InboundRequest
+{
+    QByteArray method;
+    QByteArray target;  // path and query exactly as sent
+    HeaderList headers; // in order, repeats kept
+    QByteArray body;
+    QByteArray clientAddress;
+    bool keepAlive = true;
+    int versionMinor = 1;
+};
+
+struct RouterOptions
+{
+    bool logRequests = false;
+    qint64 maxBodyBytes = 64ll << 20;
+    qint64 startedAt = 0; // unix seconds, the catalog's "created"
+};
+
+// The request path in one screen: SLP's own endpoints, then for a POST under /v1/ read the
+// model id, look it up, rename if the route says so, and hand it to a ForwardExchange.
+class RequestRouter
+{
+public:
+    RequestRouter(const RouteTable *table, UpstreamTransport &transport, MetricsRegistry &metrics,
+                  RouterOptions options);
+
+    void setTable(const RouteTable *table) { m_table = table; }
+    void handle(InboundRequest request, ResponseSlot *slot);
+
+private:
+    void forward(InboundRequest &request, ResponseSlot *slot);
+    void answer(ResponseSlot *slot, const QByteArray &response);
+    void answerError(ResponseSlot *slot, const InboundRequest &request, int status,
+                     const QString &message, const QByteArray &code = {},
+                     const QString &param = {});
+
+    const RouteTable *m_table;
+    UpstreamTransport &m_transport;
+    MetricsRegistry &m_metrics;
+    RouterOptions m_options;
+    bool m_loggedClientIdNotice = false;
+};
+
+} // namespace slp

@@ -1,0 +1,52 @@
+#pragma once
+
+#include "config/config.h"
+#include "debugcatalog.h"
+
+#include <QDateTime>
+#include <QHash>
+#include <QString>
+
+namespace slp {
+
+// What discovery has learned about one backend route. The only runtime state SLP has.
+struct DiscoveryState
+{
+    QString name;        // the probed name in use; empty until one is known
+    QString lastProbe;   // ok | ambiguous | error; empty until the first probe
+    QDateTime lastProbeAt;
+    bool ambiguous = false;
+};
+
+// The compiled route table plus discovery's one field per backend route. The request path
+// asks it two things: which route serves an id, and what model name to send upstream.
+class RouteTable
+{
+public:
+    explicit RouteTable(Config config);
+
+    const Config &config() const { return m_config; }
+    qsizetype size() const { return m_config.routes.size(); }
+    const Route &route(qsizetype index) const { return m_config.routes.at(index); }
+
+    // Index of the route serving `id`, or -1.
+    qsizetype find(const QString &id) const { return m_index.value(id, -1); }
+
+    // The model name to put in the body for this route; empty means "forward unchanged".
+    QString upstreamModel(qsizetype index) const;
+    // discovered | pending | pinned | passthrough; an edition following a backend shows its
+    // backend's state.
+    QString discoveryLabel(qsizetype index) const;
+
+    const DiscoveryState &discovery(qsizetype index) const { return m_discovery.at(index); }
+    DiscoveryState &discovery(qsizetype index) { return m_discovery[index]; }
+
+    Catalog catalog(qint64 created) const;
+
+private:
+    Config m_config;
+    QHash<QString, qsizetype> m_index;
+    QList<DiscoveryState> m_discovery; // one per route; used for NameSource::Discover routes
+};
+
+} // namespace slp

@@ -1,0 +1,91 @@
+#pragma once
+
+#include <QByteArray>
+#include <QList>
+#include <QObject>
+#include <QPair>
+#include <QString>
+#include <QUrl>
+
+#include <memory>
+
+namespace slp {
+
+using HeaderList = QList<QPair<QByteArray, QByteArray>>;
+
+// What the core hands a transport: already filtered headers and the final body bytes.
+struct UpstreamRequest
+{
+    QByteArray method;
+    QUrl url;
+    HeaderList headers; // Host and framing headers are the transport's business
+    QByteArray body;
+};
+
+struct UpstreamHead
+{
+    int status = 0;
+    QByteArray reason;
+    HeaderList headers;       // as received, hop-by-hop included; the core filters
+    qint64 contentLength = -1; // -1: none given (the core frames the body itself)
+};
+
+// One request in flight to one upstream. The seam between routing and the wire (KDE
+// Connect's pattern): the core never sees QNetworkAccessManager, so a cheaper transport can
+// replace it without touching routing.
+class UpstreamCall : public QObject
+{
+    Q_OBJECT
+public:
+    enum class Failure {
+        None,
+        Refused,      // connect refused
+        Closed,       // closed or reset before a response head
+        NameLookup,   // host not found
+        Protocol,     // malformed or oversized response head, garbage
+        BrokenBody,   // the connection died after the head, before the body's end
+        Aborted,      // we aborted (timeout or client gone)
+        Other,
+    };
+
+    using QObject::QObject;
+    ~UpstreamCall() override = default;
+
+    virtual qint64 bytesAvailable() const = 0;
+    virtual QByteArray read(qint64 maxBytes) = 0;
+    // Stops the exchange at once and closes its connection; finished() may be emitted
+    // synchronously from inside abort().
+    virtual void abort() = 0;
+
+    bool headArrived() const { return m_headArrived; }
+    Failure failure() const { return m_failure; }
+    // For the log only: "connection refused", "Connection closed", ... never sent to a client.
+    QString errorDetail() const { return m_errorDetail; }
+
+    // Failures worth one re-dial with retry: true (nothing reached the upstream's model).
+    bool isConnectionLevelFailure() const
+    {
+        return !m_headArrived && (m_failure == Failure::Refused || m_failure == Failure::Closed ||
+                                  m_failure == Failure::NameLookup);
+    }
+
+Q_SIGNALS:
+    void headReceived(const slp::UpstreamHead &head);
+    void readyRead();
+    void finished();
+
+protected:
+    bool m_headArrived = false;
+    Failure m_failure = Failure::None;
+    QString m_errorDetail;
+};
+
+class UpstreamTransport
+{
+public:
+    virtual ~UpstreamTransport() = default;
+    // Starts the request at once (no queueing behind a connection cap).
+    virtual std::unique_ptr<UpstreamCall> start(const UpstreamRequest &request) = 0;
+};
+
+} // namespace slp

@@ -1,0 +1,300 @@
+#include "server/clientconnection.h"
+
+#include "observe/logging.h"
+#include "server/localresponse.h"
+
+#include <QTcpSocket>
+
+namespace slp {
+
+// ---------------------------------------------------------------------------------------------
+ResponseSlot::ResponseSlot(ClientConnection *connection, bool keepAlive, int versionMinor)
+    : QObject(connection)
+    , m_connection(connection)
+    , m_keepAlive(keepAlive)
+    , m_versionMinor(versionMinor)
+{
+}
+
+void ResponseSlot::write(const QByteArray &bytes)
+{
+    if (isFinished() || !m_connection) {
+        return;
+    }
+    m_bytesWritten += bytes.size();
+    if (m_connection->m_queue.value(0) == this && m_connection->m_socket) {
+        m_connection->m_socket->write(bytes);
+    } else {
+        m_held += bytes;
+    }
+}
+
+void ResponseSlot::finish()
+{
+    if (isFinished()) {
+        return;
+    }
+    m_finished = true;
+    if (m_connection) {
+        m_connection->pump();
+    }
+}
+
+void ResponseSlot::breakConnection()
+{
+    if (isFinished()) {
+        return;
+    }
+    m_broken = true;
+    m_keepAlive = false;
+    if (m_connection) {
+        m_connection->pump();
+    }
+}
+
+bool ResponseSlot::isWritable() const
+{
+    return m_connection && m_connection->m_socket && m_connection->m_queue.value(0) == this &&
+           m_connection->m_socket->bytesToWrite() < ClientConnection::kHighWater;
+}
+
+// ---------------------------------------------------------------------------------------------
+ClientConnection::ClientConnection(QTcpSocket *socket, const ConnectionLimits &limits)
+    : QObject(socket)
+    , m_socket(socket)
+    , m_limits(limits)
+{
+    m_headerTimer.setSingleShot(true);
+    m_idleTimer.setSingleShot(true);
+    connect(&m_headerTimer, &QTimer::timeout, this, &ClientConnection::onHeaderTimeout);
+    connect(&m_idleTimer, &QTimer::timeout, this, [this] {
+        if (m_socket) {
+            m_socket->disconnectFromHost();
+        }
+    });
+    // Connected before QtHttpServer's own handler (the listener attaches this first), so every
+    // byte is checked here before Qt's lenient parser buffers it.
+    connect(socket, &QTcpSocket::readyRead, this, &ClientConnection::onReadyRead);
+    connect(socket, &QTcpSocket::bytesWritten, this, &ClientConnection::onBytesWritten);
+    connect(socket, &QTcpSocket::disconnected, this, &ClientConnection::onDisconnected);
+    armTimers();
+}
+
+ClientConnection::~ClientConnection() = default;
+
+ClientConnection *ClientConnection::of(QTcpSocket *socket)
+{
+    return socket ? socket->findChild<ClientConnection *>(QString(), Qt::FindDirectChildrenOnly)
+                  : nullptr;
+}
+
+void ClientConnection::onReadyRead()
+{
+    if (!m_socket) {
+        return;
+    }
+    m_idleTimer.stop();
+    if (m_rejected || m_closing) {
+        m_socket->readAll(); // nothing more is read from a connection being closed
+        return;
+    }
+    const qint64 available = m_socket->bytesAvailable();
+    if (available <= 0) {
+        return;
+    }
+    // QtHttpServer 6.4 reads inside a QIODevice transaction that stays open until a request is
+    // complete: with no transaction open, the unread bytes start a new request; with one open,
+    // they are new bytes of the request under way.
+    const bool continuing = m_socket->isTransactionStarted();
+    if (!continuing) {
+        m_accumulated.clear();
+        m_haveCurrent = false;
+        m_continueSent = false;
+        m_bodySeen = 0;
+    }
+    if (!m_haveCurrent) {
+        const qint64 cap = m_limits.head.maxHeaderBytes + 8192;
+        if (continuing) {
+            m_accumulated += m_socket->peek(std::min(available, cap));
+        } else {
+            m_accumulated = m_socket->peek(std::min(available, cap));
+        }
+        RequestHead head = parseRequestHead(m_accumulated, m_limits.head);
+        if (head.state == RequestHead::State::Rejected) {
+            rejectWith(head.errorStatus, head.errorMessage);
+            return;
+        }
+        if (head.state == RequestHead::State::Incomplete) {
+            if (!m_headerTimer.isActive()) {
+                m_headerTimer.start(m_limits.headerTimeout);
+            }
+            return;
+        }
+        m_headerTimer.stop();
+        m_bodySeen = m_accumulated.size() - head.headLength;
+        m_current = std::move(head);
+        m_haveCurrent = true;
+        m_accumulated.clear();
+        // QtHttpServer ignores Expect: clients such as curl would wait a second before the body.
+        const bool hasBody = m_current.chunked || m_current.contentLength > 0;
+        if (m_current.expectContinue && hasBody && !m_continueSent && m_bodySeen == 0) {
+            m_continueSent = true;
+            m_socket->write("HTTP/1.1 100 Continue\r\n\r\n");
+        }
+    } else if (continuing) {
+        m_bodySeen += available;
+    }
+    // A chunked body has no length up front: stop it as soon as it outgrows the limit (with
+    // room for chunk framing), before Qt has buffered the rest.
+    if (m_haveCurrent && m_current.chunked &&
+        m_bodySeen > m_limits.head.maxBodyBytes + m_limits.head.maxBodyBytes / 16 + 65536) {
+        rejectWith(413, "request body too large");
+    }
+}
+
+RequestHead ClientConnection::takeHead()
+{
+    if (!m_haveCurrent) {
+        return {};
+    }
+    m_haveCurrent = false;
+    return std::move(m_current);
+}
+
+ResponseSlot *ClientConnection::openSlot(bool keepAlive, int versionMinor)
+{
+    auto *slot = new ResponseSlot(this, keepAlive, versionMinor); // owned: Qt child of this
+    m_queue.append(slot);
+    m_idleTimer.stop();
+    return slot;
+}
+
+void ClientConnection::rejectWith(int status, const QByteArray &message)
+{
+    m_rejected = true;
+    m_headerTimer.stop();
+    if (m_socket) {
+        m_socket->readAll();
+    }
+    ResponseSlot *slot = openSlot(false, 1);
+    slot->write(localErrorResponse(status, QString::fromLatin1(message), QByteArray(), false));
+    slot->finish();
+}
+
+void ClientConnection::onHeaderTimeout()
+{
+    if (m_haveCurrent || m_rejected) {
+        return;
+    }
+    rejectWith(408, "request head not received in time");
+}
+
+void ClientConnection::onBytesWritten()
+{
+    // Never flush() here: flushing inside bytesWritten drains the socket without a further
+    // bytesWritten, and a backpressured relay would never wake up again (QT64-NOTES.md).
+    if (!m_socket || m_queue.isEmpty()) {
+        armTimers();
+        return;
+    }
+    if (m_socket->bytesToWrite() < kHighWater) {
+        if (ResponseSlot *head = m_queue.first()) {
+            Q_EMIT head->writable();
+        }
+    }
+}
+
+void ClientConnection::pump()
+{
+    while (!m_queue.isEmpty() && m_socket) {
+        ResponseSlot *head = m_queue.first();
+        if (!head) {
+            m_queue.removeFirst();
+            continue;
+        }
+        if (!head->m_held.isEmpty()) {
+            m_socket->write(head->m_held);
+            head->m_held.clear();
+        }
+        if (!head->isFinished()) {
+            Q_EMIT head->writable();
+            return;
+        }
+        m_queue.removeFirst();
+        const bool close = head->m_broken || !head->m_keepAlive;
+        head->deleteLater();
+        if (close) {
+            // What was written still goes out (disconnectFromHost drains first); the queue
+            // behind a closing response is dropped, as the client will see the close.
+            m_closing = true;
+            for (const auto &rest : std::as_const(m_queue)) {
+                if (rest) {
+                    Q_EMIT rest->clientGone();
+                    rest->deleteLater();
+                }
+            }
+            m_queue.clear();
+            m_socket->disconnectFromHost();
+            return;
+        }
+    }
+    armTimers();
+}
+
+void ClientConnection::armTimers()
+{
+    if (m_queue.isEmpty() && !m_closing && !m_headerTimer.isActive()) {
+        m_idleTimer.start(m_limits.idleTimeout);
+    }
+}
+
+void ClientConnection::onDisconnected()
+{
+    m_headerTimer.stop();
+    m_idleTimer.stop();
+    m_closing = true;
+    const auto queue = std::exchange(m_queue, {});
+    for (const auto &slot : queue) {
+        if (slot) {
+            Q_EMIT slot->clientGone();
+            slot->deleteLater();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+ClientListener::ClientListener(const ConnectionLimits &limits, int maxConnections, QObject *parent)
+    : QTcpServer(parent)
+    , m_limits(limits)
+    , m_maxConnections(maxConnections)
+{
+}
+
+void ClientListener::incomingConnection(qintptr handle)
+{
+    auto *socket = new QTcpSocket(this); // QtHttpServer deletes it when the client leaves
+    if (!socket->setSocketDescriptor(handle)) {
+        delete socket;
+        return;
+    }
+    socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+    new ClientConnection(socket, m_limits); // owned: Qt child of the socket
+    ++m_open;
+    Q_EMIT connectionCountChanged(m_open);
+    connect(socket, &QObject::destroyed, this, [this] {
+        --m_open;
+        Q_EMIT connectionCountChanged(m_open);
+        if (m_open < m_maxConnections && !isListening()) {
+            return;
+        }
+        if (m_open < m_maxConnections) {
+            resumeAccepting();
+        }
+    });
+    if (m_open >= m_maxConnections) {
+        pauseAccepting(); // the rest wait in the kernel's accept queue
+    }
+    addPendingConnection(socket);
+}
+
+} // namespace slp

@@ -1,0 +1,139 @@
+#pragma once
+
+#include "server/requesthead.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QObject>
+#include <QPointer>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QTimer>
+
+#include <chrono>
+
+
+namespace slp {
+
+class ClientConnection;
+
+// One response's place in its connection's queue. HTTP/1.1 answers pipelined requests in
+// order, but QtHttpServer 6.4 dispatches the next request while the previous response is still
+// open: whoever answers a request writes into its slot, and only the slot at the head of the
+// queue reaches the socket. The others hold their bytes (and their producers stop reading
+// upstream) until their turn.
+class ResponseSlot : public QObject
+{
+    Q_OBJECT
+public:
+    ResponseSlot(ClientConnection *connection, bool keepAlive, int versionMinor);
+
+    // Framed bytes (head and body), in order.
+    void write(const QByteArray &bytes);
+    // The response is complete; the connection stays open if both sides want keep-alive.
+    void finish();
+    // The response cannot be completed: what was written is flushed, then the connection is
+    // closed without a clean end, so the client never mistakes a cut stream for a whole one.
+    void breakConnection();
+
+    // True when more bytes may be produced now: head of the queue and the socket not backed up.
+    bool isWritable() const;
+    bool clientKeepAlive() const { return m_keepAlive; }
+    int versionMinor() const { return m_versionMinor; }
+    bool isFinished() const { return m_finished || m_broken; }
+    void setKeepAlive(bool keepAlive) { m_keepAlive = keepAlive; }
+    qint64 bytesWritten() const { return m_bytesWritten; }
+
+Q_SIGNALS:
+    // Room to write again (became the head, or the socket drained).
+    void writable();
+    // The client went away; the producer should stop at once (upstream aborted).
+    void clientGone();
+
+private:
+    friend class ClientConnection;
+    QPointer<ClientConnection> m_connection;
+    QByteArray m_held;
+    bool m_keepAlive;
+    int m_versionMinor;
+    bool m_finished = false;
+    bool m_broken = false;
+    qint64 m_bytesWritten = 0;
+};
+
+struct ConnectionLimits
+{
+    RequestHeadLimits head;
+    std::chrono::milliseconds headerTimeout{30000};
+    std::chrono::milliseconds idleTimeout{120000};
+};
+
+// Everything SLP keeps per client connection: the strict head check that runs before
+// QtHttpServer sees the bytes, the ordered response queue, and the header and idle timers.
+class ClientConnection : public QObject
+{
+    Q_OBJECT
+public:
+    ClientConnection(QTcpSocket *socket, const ConnectionLimits &limits);
+    ~ClientConnection() override;
+
+    static ClientConnection *of(QTcpSocket *socket);
+
+    QTcpSocket *socket() const { return m_socket; }
+    bool isRejected() const { return m_rejected; }
+
+    // The head SLP read for the request QtHttpServer is dispatching now (nullopt-like
+    // State::Incomplete when it could not be matched; callers then use Qt's view).
+    RequestHead takeHead();
+    ResponseSlot *openSlot(bool keepAlive, int versionMinor);
+
+    static constexpr qint64 kHighWater = 1024 * 1024; // socket bytes queued before pausing
+
+private:
+    friend class ResponseSlot;
+    void onReadyRead();
+    void onBytesWritten();
+    void onDisconnected();
+    void onHeaderTimeout();
+    void rejectWith(int status, const QByteArray &message);
+    void pump();
+    void armTimers();
+
+    QPointer<QTcpSocket> m_socket;
+    ConnectionLimits m_limits;
+    QList<QPointer<ResponseSlot>> m_queue;
+    RequestHead m_current;      // the head of the request being received
+    bool m_haveCurrent = false;
+    QByteArray m_accumulated;   // head bytes seen so far, until the head is complete
+    qint64 m_bodySeen = 0;      // body bytes of the current request seen so far
+    bool m_continueSent = false;
+    bool m_rejected = false;
+    bool m_closing = false;
+    QTimer m_headerTimer;
+    QTimer m_idleTimer;
+};
+
+// Accepts client connections: TCP_NODELAY on each (QtHttpServer sets none, and Nagle plus
+// delayed ACK stalls small writes 40 ms), a ClientConnection attached before QtHttpServer
+// connects its own handlers, and a cap past which new connections wait in the accept queue.
+class ClientListener : public QTcpServer
+{
+    Q_OBJECT
+public:
+    ClientListener(const ConnectionLimits &limits, int maxConnections, QObject *parent = nullptr);
+    int openConnections() const { return m_open; }
+    void setLimits(const ConnectionLimits &limits) { m_limits = limits; }
+
+Q_SIGNALS:
+    void connectionCountChanged(int open);
+
+protected:
+    void incomingConnection(qintptr handle) override;
+
+private:
+    ConnectionLimits m_limits;
+    int m_maxConnections;
+    int m_open = 0;
+};
+
+} // namespace slp

@@ -1,0 +1,52 @@
+#pragma once
+
+#include "config/config.h"
+#include "observe/metrics.h"
+
+#include <QObject>
+#include <QPointer>
+
+#include <memory>
+
+namespace slp {
+
+class ClientListener;
+class HttpFront;
+class QnamTransport;
+class RequestRouter;
+class RouteTable;
+class SignalWatcher;
+
+// The running daemon: owns the route table, metrics, the upstream transport, the front and
+// the listener, and turns signals into drain-and-exit.
+class Daemon : public QObject
+{
+    Q_OBJECT
+public:
+    Daemon(Config config, QString configPath, QObject *parent = nullptr);
+    ~Daemon() override;
+
+    // Listens and logs the route dump; false with `error` set when the address is unusable.
+    bool start(QString *error);
+
+Q_SIGNALS:
+    void finished(int exitCode);
+
+private:
+    void beginShutdown(int signal);
+    void checkDrained();
+
+    Config m_config;
+    QString m_configPath;
+    MetricsRegistry m_metrics;
+    std::unique_ptr<RouteTable> m_table;
+    std::unique_ptr<QnamTransport> m_transport;
+    std::unique_ptr<RequestRouter> m_router;
+    HttpFront *m_front = nullptr;         // Qt child
+    QPointer<ClientListener> m_listener;  // owned by m_front after bind()
+    SignalWatcher *m_signals = nullptr;   // Qt child
+    bool m_draining = false;
+    qint64 m_drainDeadline = 0;
+};
+
+} // namespace slp

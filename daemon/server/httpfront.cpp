@@ -1,0 +1,77 @@
+#include "server/httpfront.h"
+
+#include "proxy/requestrouter.h"
+#include "server/clientconnection.h"
+
+#include <QHttpServerRequest>
+#include <QMetaEnum>
+#include <QTcpSocket>
+
+namespace slp {
+
+namespace {
+QByteArray methodName(QHttpServerRequest::Method method)
+{
+    switch (method) {
+    case QHttpServerRequest::Method::Get: return "GET";
+    case QHttpServerRequest::Method::Put: return "PUT";
+    case QHttpServerRequest::Method::Delete: return "DELETE";
+    case QHttpServerRequest::Method::Post: return "POST";
+    case QHttpServerRequest::Method::Head: return "HEAD";
+    case QHttpServerRequest::Method::Options: return "OPTIONS";
+    case QHttpServerRequest::Method::Patch: return "PATCH";
+    case QHttpServerRequest::Method::Connect: return "CONNECT";
+    case QHttpServerRequest::Method::Trace: return "TRACE";
+    default: return "UNKNOWN";
+    }
+}
+
+QByteArray clientAddress(const QHostAddress &address)
+{
+    bool mapped = false;
+    const quint32 v4 = address.toIPv4Address(&mapped);
+    return (mapped ? QHostAddress(v4) : address).toString().toLatin1();
+}
+} // namespace
+
+HttpFront::HttpFront(Handler handler, QObject *parent)
+    : QAbstractHttpServer(parent)
+    , m_handler(std::move(handler))
+{
+}
+
+bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket)
+{
+    ClientConnection *connection = ClientConnection::of(socket);
+    if (!connection || connection->isRejected()) {
+        return true; // already answered with an error and closing
+    }
+    RequestHead head = connection->takeHead();
+    InboundRequest in;
+    // Copy everything now: QtHttpServer reuses this request object for the next one.
+    in.body = request.body();
+    in.clientAddress = clientAddress(socket->peerAddress());
+    if (head.state == RequestHead::State::Complete) {
+        in.method = std::move(head.method);
+        in.target = std::move(head.target);
+        in.headers = std::move(head.headers);
+        in.keepAlive = head.keepAlive;
+        in.versionMinor = head.versionMinor;
+    } else {
+        in.method = methodName(request.method());
+        in.target = request.url().toEncoded(QUrl::RemoveScheme | QUrl::RemoveAuthority);
+        in.headers = request.headers();
+        const QByteArray connectionHeader = request.value("Connection").toLower();
+        in.keepAlive = !connectionHeader.contains("close");
+    }
+    ResponseSlot *slot = connection->openSlot(in.keepAlive, in.versionMinor);
+    m_handler(std::move(in), slot);
+    return true;
+}
+
+void HttpFront::missingHandler(const QHttpServerRequest &, QTcpSocket *)
+{
+    // handleRequest() answers every request itself.
+}
+
+} // namespace slp

@@ -1,0 +1,215 @@
+#include "server/requesthead.h"
+
+#include <cstring>
+
+namespace slp {
+
+namespace {
+RequestHead reject(RequestHead head, int status, QByteArray message)
+{
+    head.state = RequestHead::State::Rejected;
+    head.errorStatus = status;
+    head.errorMessage = std::move(message);
+    return head;
+}
+
+bool equalsNoCase(QByteArrayView a, QByteArrayView b)
+{
+    return a.size() == b.size() && qstrnicmp(a.data(), b.data(), a.size()) == 0;
+}
+
+QByteArrayView trimmed(QByteArrayView v)
+{
+    while (!v.isEmpty() && (v.front() == ' ' || v.front() == '\t')) {
+        v = v.sliced(1);
+    }
+    while (!v.isEmpty() && (v.back() == ' ' || v.back() == '\t')) {
+        v.chop(1);
+    }
+    return v;
+}
+
+bool containsToken(QByteArrayView list, QByteArrayView token)
+{
+    for (const QByteArray &part : QByteArray(list.data(), list.size()).split(',')) {
+        if (equalsNoCase(trimmed(part), token)) {
+            return true;
+        }
+    }
+    return false;
+}
+} // namespace
+
+bool isTokenChar(char c)
+{
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+        return true;
+    }
+    return c != 0 && std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
+}
+
+QByteArray RequestHead::header(QByteArrayView name) const
+{
+    for (const auto &[n, v] : headers) {
+        if (equalsNoCase(n, name)) {
+            return v;
+        }
+    }
+    return {};
+}
+
+RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limits)
+{
+    RequestHead head;
+    // Tolerate the stray CRLFs some clients send between requests (RFC 9112 2.2).
+    qsizetype start = 0;
+    while (start + 1 < data.size() && data[start] == '\r' && data[start + 1] == '\n') {
+        start += 2;
+    }
+
+    // Request line.
+    const qsizetype lineEnd = data.indexOf('\n', start);
+    if (lineEnd < 0) {
+        if (data.size() - start > limits.maxHeaderBytes) {
+            return reject(head, 414, "request line too long");
+        }
+        if (data.sliced(start).contains('\0')) {
+            return reject(head, 400, "NUL byte in request line");
+        }
+        return head;
+    }
+    if (lineEnd == start || data[lineEnd - 1] != '\r') {
+        return reject(head, 400, "request line must end with CRLF");
+    }
+    const QByteArrayView line = data.sliced(start, lineEnd - 1 - start);
+    if (line.startsWith("PRI * HTTP/2")) {
+        return reject(head, 505, "HTTP/2 is not served here: speak HTTP/1.1 (put TLS and HTTP/2 in front, e.g. Caddy)");
+    }
+    const qsizetype sp1 = line.indexOf(' ');
+    const qsizetype sp2 = sp1 < 0 ? -1 : line.indexOf(' ', sp1 + 1);
+    if (sp1 <= 0 || sp2 < 0 || line.indexOf(' ', sp2 + 1) >= 0) {
+        return reject(head, 400, "malformed request line");
+    }
+    head.method = line.first(sp1).toByteArray();
+    for (const char c : head.method) {
+        if (!isTokenChar(c)) {
+            return reject(head, 400, "malformed method");
+        }
+    }
+    head.target = line.sliced(sp1 + 1, sp2 - sp1 - 1).toByteArray();
+    if (head.target.isEmpty()) {
+        return reject(head, 400, "empty request target");
+    }
+    if (head.target.size() > limits.maxHeaderBytes) {
+        return reject(head, 414, "request URL too long");
+    }
+    for (const char c : head.target) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u <= 0x20 || u == 0x7f) {
+            return reject(head, 400, "control character in request target");
+        }
+    }
+    const QByteArrayView version = line.sliced(sp2 + 1);
+    if (version == "HTTP/1.1") {
+        head.versionMinor = 1;
+    } else if (version == "HTTP/1.0") {
+        head.versionMinor = 0;
+        head.keepAlive = false;
+    } else if (version.startsWith("HTTP/")) {
+        return reject(head, 505, "HTTP version not supported: use HTTP/1.1");
+    } else {
+        return reject(head, 400, "malformed request line");
+    }
+
+    // Header fields.
+    qsizetype pos = lineEnd + 1;
+    bool sawContentLength = false;
+    bool sawTransferEncoding = false;
+    for (;;) {
+        if (pos - start > limits.maxHeaderBytes) {
+            return reject(head, 431, "request header fields too large");
+        }
+        const qsizetype end = data.indexOf('\n', pos);
+        if (end < 0) {
+            const QByteArrayView rest = data.sliced(pos);
+            if (data.size() - start > limits.maxHeaderBytes) {
+                return reject(head, 431, "request header fields too large");
+            }
+            if (rest.contains('\0')) {
+                return reject(head, 400, "NUL byte in header");
+            }
+            return head; // Incomplete
+        }
+        if (end == pos || data[end - 1] != '\r') {
+            return reject(head, 400, "header line must end with CRLF");
+        }
+        const QByteArrayView field = data.sliced(pos, end - 1 - pos);
+        pos = end + 1;
+        if (field.isEmpty()) {
+            break; // the blank line
+        }
+        if (field.front() == ' ' || field.front() == '\t') {
+            return reject(head, 400, "obsolete line folding in header");
+        }
+        const qsizetype colon = field.indexOf(':');
+        if (colon <= 0) {
+            return reject(head, 400, "malformed header line");
+        }
+        const QByteArrayView name = field.first(colon);
+        for (const char c : name) {
+            if (!isTokenChar(c)) {
+                return reject(head, 400, "invalid character in header name");
+            }
+        }
+        const QByteArrayView value = trimmed(field.sliced(colon + 1));
+        for (const char c : value) {
+            if (c == '\r' || c == '\n' || c == '\0') {
+                return reject(head, 400, "CR, LF or NUL in a header value");
+            }
+        }
+        if (equalsNoCase(name, "content-length")) {
+            bool ok = !value.isEmpty();
+            for (const char c : value) {
+                ok = ok && c >= '0' && c <= '9';
+            }
+            const qint64 length = ok && value.size() <= 18 ? value.toLongLong(&ok) : -1;
+            if (!ok || length < 0) {
+                return reject(head, 400, "invalid Content-Length");
+            }
+            if (sawContentLength && length != head.contentLength) {
+                return reject(head, 400, "two different Content-Length headers");
+            }
+            sawContentLength = true;
+            head.contentLength = length;
+        } else if (equalsNoCase(name, "transfer-encoding")) {
+            if (sawTransferEncoding || !equalsNoCase(value, "chunked")) {
+                return reject(head, 501, "unsupported Transfer-Encoding: only chunked is accepted");
+            }
+            sawTransferEncoding = true;
+            head.chunked = true;
+        } else if (equalsNoCase(name, "connection")) {
+            if (containsToken(value, "close")) {
+                head.keepAlive = false;
+            } else if (containsToken(value, "keep-alive") && head.versionMinor == 0) {
+                head.keepAlive = true;
+            }
+        } else if (equalsNoCase(name, "expect")) {
+            if (!equalsNoCase(value, "100-continue")) {
+                return reject(head, 417, "unsupported Expect");
+            }
+            head.expectContinue = head.versionMinor == 1;
+        }
+        head.headers.append({name.toByteArray(), value.toByteArray()});
+    }
+    if (sawContentLength && sawTransferEncoding) {
+        return reject(head, 400, "Content-Length together with Transfer-Encoding");
+    }
+    if (head.contentLength > limits.maxBodyBytes) {
+        return reject(head, 413, "request body too large");
+    }
+    head.headLength = pos;
+    head.state = RequestHead::State::Complete;
+    return head;
+}
+
+} // namespace slp

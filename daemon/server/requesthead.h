@@ -1,0 +1,49 @@
+#pragma once
+
+#include <QByteArray>
+#include <QByteArrayView>
+#include <QList>
+#include <QPair>
+
+namespace slp {
+
+// SLP's own strict reading of a client's request head. QtHttpServer 6.4 parses leniently and
+// enforces no limits (QT64-NOTES.md), so every connection's bytes are read here first: this
+// decides 400/413/414/431/505 before QtHttpServer buffers anything, and keeps what Qt drops
+// (the raw target, the HTTP version, repeated headers in order).
+struct RequestHeadLimits
+{
+    qint64 maxHeaderBytes = 64 * 1024;
+    qint64 maxBodyBytes = 64ll << 20;
+};
+
+struct RequestHead
+{
+    enum class State { Incomplete, Complete, Rejected };
+    State state = State::Incomplete;
+
+    // Rejected: the status to answer (400, 413, 414, 431, 501, 505) and why.
+    int errorStatus = 0;
+    QByteArray errorMessage;
+
+    qsizetype headLength = 0; // bytes up to and including the blank line
+    QByteArray method;
+    QByteArray target;        // exactly as sent: path and query verbatim
+    int versionMinor = 1;     // HTTP/1.x
+    QList<QPair<QByteArray, QByteArray>> headers; // in order, repeats kept, values trimmed
+    qint64 contentLength = -1; // -1 when absent
+    bool chunked = false;
+    bool expectContinue = false;
+    bool keepAlive = true;     // after this request, by version and Connection
+
+    QByteArray header(QByteArrayView name) const; // first value, case-insensitive
+};
+
+// Reads the head at the start of `data` (the client's unconsumed bytes). Incomplete until the
+// blank line has arrived; Rejected as soon as the bytes seen so far break a rule.
+RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limits);
+
+// RFC 9110 token characters (header names, methods).
+bool isTokenChar(char c);
+
+} // namespace slp

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <QByteArray>
+#include <QDateTime>
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+
+#include <optional>
+
+namespace slp {
+
+// The shape of GET /v1/models?debug, shared by the daemon (writer) and slp-monitor (reader).
+struct CatalogEntry
+{
+    QString id;
+    // Debug fields; meaningful only in the debug view.
+    QString upstreamModel;  // empty = unknown (omitted from JSON)
+    QString discovery;      // discovered | pending | pinned | passthrough
+    QString lastProbe;      // ok | ambiguous | error; empty = no probe yet (omitted)
+    QDateTime lastProbeAt;  // invalid = no probe yet (omitted); written RFC 3339 UTC
+    QString timeout;        // Go duration string, e.g. "2m0s"
+    bool retry = false;
+    bool aggregate = false;
+};
+
+struct Catalog
+{
+    QList<CatalogEntry> entries;
+    qint64 created = 0; // unix seconds put in every entry's "created"
+};
+
+// {"object":"list","data":[{"id","object":"model","created","owned_by":"slp"[,debug fields]}]}
+QByteArray catalogToJson(const Catalog &catalog, bool debug);
+
+// Reads either form back; nullopt with `error` set when the text is not a catalog.
+std::optional<Catalog> catalogFromJson(const QByteArray &json, QString *error = nullptr);
+
+// True when a ?debug query value asks for the debug view: present with any value but 0/false.
+bool debugRequested(bool present, const QString &value);
+
+} // namespace slp
