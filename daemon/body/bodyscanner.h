@@ -30,6 +30,13 @@ struct BodyScan
     enum class Stream { Absent, True, False, Other };
     Stream stream = Stream::Absent;
 
+    // Byte span of the last top-level "stream" value when it is a scalar (true, false, null,
+    // a number or a string), else -1; and the offset of the top-level '{'. Aggregate mode
+    // uses them to set "stream": true, its one body edit besides the model.
+    qsizetype streamBegin = -1;
+    qsizetype streamEnd = -1;
+    qsizetype objectOpen = -1;
+
     // Any top-level key of: logprobs, top_logprobs, echo, prompt_logprobs (any value but false/null)
     bool wantsLogprobs = false;
 };
@@ -44,6 +51,12 @@ QByteArray jsonStringLiteral(const QString &value);
 // Returns `body` with bytes [scan.valueBegin, scan.valueEnd) replaced by
 // jsonStringLiteral(newModel). Every other byte is unchanged. Requires scan.verdict == Ok.
 QByteArray spliceModel(const QByteArray &body, const BodyScan &scan, const QString &newModel);
+
+// Returns `body` with the top-level "stream" set to true and, when `newModel` is not empty,
+// the model renamed: the scalar stream value is replaced by `true`, or `"stream":true,` is
+// inserted right after the top-level '{' when there is none. Every other byte is unchanged.
+// Returns an empty array when the stream value is compound (an object or array: not edited).
+QByteArray spliceStreamTrue(const QByteArray &body, const BodyScan &scan, const QString &newModel);
 
 // Strictness follows RFC 8259, not QJsonDocument: a leading UTF-8 BOM, raw control characters
 // in strings, unknown escapes and numbers such as "1." or ".5" are NotJson. Lone surrogates in

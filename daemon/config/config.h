@@ -44,6 +44,7 @@ struct DiscoverySettings
     Nanoseconds backoffInitial = std::chrono::seconds(1);
     Nanoseconds backoffMax = std::chrono::seconds(30);
     Nanoseconds recheck = std::chrono::minutes(5);
+    Nanoseconds probeTimeout = std::chrono::seconds(5); // one probe's whole budget
 };
 
 struct Config

@@ -1,5 +1,6 @@
 #include "server/daemon.h"
 
+#include "discovery/discoverysupervisor.h"
 #include "observe/logging.h"
 #include "proxy/qnamtransport.h"
 #include "proxy/requestrouter.h"
@@ -11,6 +12,8 @@
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QElapsedTimer>
+#include <QNetworkAccessManager>
+#include <QNetworkProxy>
 #include <QTimer>
 
 namespace slp {
@@ -55,14 +58,7 @@ Daemon::Daemon(Config config, QString configPath, QObject *parent)
     connect(m_signals, &SignalWatcher::reloadRequested, this, [] {
         qCWarning(lcServer) << "SIGHUP: config reload is not implemented yet; restart to apply";
     });
-    for (qsizetype i = 0; i < m_table->size(); ++i) {
-        const Route &r = m_table->route(i);
-        if (r.nameSource == NameSource::Pinned) {
-            m_metrics.set(metric::modelInfo, {{QStringLiteral("model_id"), r.id},
-                                              {QStringLiteral("upstream_model"), r.pinnedModel}},
-                          1);
-        }
-    }
+    refreshModelInfo();
 }
 
 Daemon::~Daemon()
@@ -105,7 +101,46 @@ bool Daemon::start(QString *error)
     }
     qCInfo(lcServer).noquote()
         << QStringLiteral("listening on %1:%2").arg(host).arg(listener->serverPort());
+    startDiscovery();
     return true;
+}
+
+void Daemon::startDiscovery()
+{
+    // One QNAM for every probe: probes are one request per backend at a time, far below the
+    // 6-connection cap, and stay off the forwarding transport's pools.
+    m_discoveryNetwork = new QNetworkAccessManager(this);
+    m_discoveryNetwork->setProxy(QNetworkProxy::NoProxy);
+    m_discoveryNetwork->setRedirectPolicy(QNetworkRequest::ManualRedirectPolicy);
+    m_discoveryNetwork->setCache(nullptr);
+    m_discoveryNetwork->setTransferTimeout(0);
+    for (qsizetype i = 0; i < m_table->size(); ++i) {
+        if (m_table->route(i).nameSource != NameSource::Discover) {
+            continue; // pinned backends and editions are never probed
+        }
+        auto *supervisor = new DiscoverySupervisor(m_table.get(), i, m_config.discovery,
+                                                   m_discoveryNetwork, m_metrics, this);
+        connect(supervisor, &DiscoverySupervisor::nameChanged, this, &Daemon::refreshModelInfo);
+        m_supervisors.append(supervisor);
+        supervisor->start();
+    }
+}
+
+void Daemon::refreshModelInfo()
+{
+    // slp_upstream_model_info carries the live mapping in its labels: rebuilt whole, so a
+    // renamed model never leaves its old series behind.
+    m_metrics.removeMatching(metric::modelInfo, {});
+    for (qsizetype i = 0; i < m_table->size(); ++i) {
+        const QString label = m_table->discoveryLabel(i);
+        if (label == QLatin1String("pending") || label == QLatin1String("passthrough")) {
+            continue;
+        }
+        m_metrics.set(metric::modelInfo,
+                      {{QStringLiteral("model_id"), m_table->route(i).id},
+                       {QStringLiteral("upstream_model"), m_table->upstreamModel(i)}},
+                      1);
+    }
 }
 
 void Daemon::beginShutdown(int signal)

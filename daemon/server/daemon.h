@@ -3,14 +3,18 @@
 #include "config/config.h"
 #include "observe/metrics.h"
 
+#include <QList>
 #include <QObject>
 #include <QPointer>
 
 #include <memory>
 
+class QNetworkAccessManager;
+
 namespace slp {
 
 class ClientListener;
+class DiscoverySupervisor;
 class HttpFront;
 class QnamTransport;
 class RequestRouter;
@@ -35,6 +39,8 @@ Q_SIGNALS:
 private:
     void beginShutdown(int signal);
     void checkDrained();
+    void startDiscovery();
+    void refreshModelInfo();
 
     Config m_config;
     QString m_configPath;
@@ -45,6 +51,8 @@ private:
     HttpFront *m_front = nullptr;         // Qt child
     QPointer<ClientListener> m_listener;  // owned by m_front after bind()
     SignalWatcher *m_signals = nullptr;   // Qt child
+    QNetworkAccessManager *m_discoveryNetwork = nullptr; // Qt child
+    QList<DiscoverySupervisor *> m_supervisors;          // Qt children
     bool m_draining = false;
     qint64 m_drainDeadline = 0;
 };

@@ -1,0 +1,54 @@
+#include "discovery/modellist.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace slp {
+
+ModelList parseModelList(const QByteArray &json)
+{
+    ModelList list;
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(json, &parseError);
+    if (doc.isNull()) {
+        list.error = QStringLiteral("not JSON: %1").arg(parseError.errorString());
+        return list;
+    }
+    if (!doc.isObject() || !doc.object().value(QLatin1String("data")).isArray()) {
+        list.error = QStringLiteral("not a model list: no \"data\" array");
+        return list;
+    }
+    const QJsonArray data = doc.object().value(QLatin1String("data")).toArray();
+    for (const QJsonValue &entry : data) {
+        const QJsonValue id = entry.toObject().value(QLatin1String("id"));
+        if (!id.isString() || id.toString().isEmpty()) {
+            list.error = QStringLiteral("not a model list: an entry has no string \"id\"");
+            return list;
+        }
+        list.ids.append(id.toString());
+    }
+    list.ok = true;
+    return list;
+}
+
+DiscoverySchedule::DiscoverySchedule(Duration initial, Duration max, Duration recheck)
+    : m_initial(initial)
+    , m_max(std::max(max, initial))
+    , m_recheck(recheck)
+    , m_backoff(initial)
+{
+}
+
+DiscoverySchedule::Duration DiscoverySchedule::next(ProbeResult result)
+{
+    if (result == ProbeResult::Ok) {
+        m_backoff = m_initial; // a later failure starts the back-off afresh
+        return m_recheck;
+    }
+    const Duration wait = m_backoff;
+    m_backoff = std::min(m_backoff * 2, m_max);
+    return wait;
+}
+
+} // namespace slp

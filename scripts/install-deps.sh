@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs everything SLP needs to build and test on Debian 12, from Debian's packages (and the
+# openai npm package for the client test). Safe to run again: installed packages are skipped.
+set -euo pipefail
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+packages=(
+    build-essential cmake ninja-build pkg-config
+    qt6-base-dev qt6-httpserver-dev qt6-websockets-dev
+    libyaml-cpp-dev
+    curl ca-certificates python3 clang-format
+    xvfb xauth
+)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# Node.js for the openai client test: Debian's nodejs/npm unless a node is already installed.
+if ! command -v node >/dev/null 2>&1; then missing+=(nodejs); fi
+if ! command -v npm >/dev/null 2>&1; then missing+=(npm); fi
+
+if [ "${#missing[@]}" -gt 0 ]; then
+    echo "install-deps: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+here="$(cd "$(dirname "$0")/.." && pwd)"
+if [ ! -d "$here/tests/node/node_modules/openai" ]; then
+    echo "install-deps: npm install (tests/node)"
+    (cd "$here/tests/node" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+fi

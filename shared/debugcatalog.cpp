@@ -1,0 +1,228 @@
+#include "debugcatalog.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+
+namespace slp {
+
+namespace {
+
+// JSON string literal: '"', '\\' and control characters escaped, the rest as UTF-8. Lone
+// surrogates (never in a real id) become \uXXXX so the output stays valid UTF-8.
+void appendJsonString(QByteArray &out, const QString &s)
+{
+    static const char hex[] = "0123456789abcdef";
+    auto uEscape = [&](char16_t u) {
+        const char buf[6] = {
+            '\\',        'u', hex[(u >> 12) & 0xF], hex[(u >> 8) & 0xF], hex[(u >> 4) & 0xF],
+            hex[u & 0xF]};
+        out.append(buf, 6);
+    };
+    out += '"';
+    const qsizetype n = s.size();
+    for (qsizetype i = 0; i < n; ++i) {
+        const char16_t u = s.at(i).unicode();
+        if (u >= 0x20 && u < 0x80 && u != '"' && u != '\\') {
+            out += char(u);
+            continue;
+        }
+        switch (u) {
+        case '"':
+            out += "\\\"";
+            continue;
+        case '\\':
+            out += "\\\\";
+            continue;
+        case '\n':
+            out += "\\n";
+            continue;
+        case '\r':
+            out += "\\r";
+            continue;
+        case '\t':
+            out += "\\t";
+            continue;
+        default:
+            break;
+        }
+        if (u < 0x20) {
+            uEscape(u);
+        } else if (QChar::isHighSurrogate(u) && i + 1 < n && s.at(i + 1).isLowSurrogate()) {
+            out += s.mid(i, 2).toUtf8();
+            ++i;
+        } else if (QChar::isSurrogate(u)) {
+            uEscape(u);
+        } else {
+            out += QString(QChar(u)).toUtf8();
+        }
+    }
+    out += '"';
+}
+
+void appendMember(QByteArray &out, const char *key, const QString &value)
+{
+    out += ",\"";
+    out += key;
+    out += "\":";
+    appendJsonString(out, value);
+}
+
+void appendMember(QByteArray &out, const char *key, bool value)
+{
+    out += ",\"";
+    out += key;
+    out += value ? "\":true" : "\":false";
+}
+
+// RFC 3339 in UTC with 'Z', whole seconds: what Go's time.RFC3339 prints.
+QString rfc3339(const QDateTime &t)
+{
+    return t.toUTC().toString(QStringLiteral("yyyy-MM-dd'T'HH:mm:ss'Z'"));
+}
+
+bool fail(QString *error, const QString &why)
+{
+    if (error)
+        *error = why;
+    return false;
+}
+
+// Optional string member: absent is fine, any other type is an error.
+bool readString(const QJsonObject &o, const char *key, QString *out, QString *error, int index)
+{
+    const QJsonValue v = o.value(QLatin1String(key));
+    if (v.isUndefined())
+        return true;
+    if (!v.isString())
+        return fail(
+            error,
+            QStringLiteral("data[%1].%2 is not a string").arg(index).arg(QLatin1String(key)));
+    *out = v.toString();
+    return true;
+}
+
+bool readBool(const QJsonObject &o, const char *key, bool *out, QString *error, int index)
+{
+    const QJsonValue v = o.value(QLatin1String(key));
+    if (v.isUndefined())
+        return true;
+    if (!v.isBool())
+        return fail(
+            error,
+            QStringLiteral("data[%1].%2 is not a boolean").arg(index).arg(QLatin1String(key)));
+    *out = v.toBool();
+    return true;
+}
+
+} // namespace
+
+QByteArray catalogToJson(const Catalog &catalog, bool debug)
+{
+    // Written by hand to keep the contract's key order (id, object, created, owned_by, then
+    // the debug fields) for people reading curl output; one entry per line for the same reason.
+    QByteArray out = "{\"object\":\"list\",\"data\":[";
+    const QByteArray created = QByteArray::number(catalog.created);
+    bool first = true;
+    for (const CatalogEntry &e : catalog.entries) {
+        out += first ? "\n" : ",\n";
+        first = false;
+        out += "{\"id\":";
+        appendJsonString(out, e.id);
+        out += ",\"object\":\"model\",\"created\":" + created + ",\"owned_by\":\"slp\"";
+        if (debug) {
+            if (!e.upstreamModel.isEmpty())
+                appendMember(out, "upstream_model", e.upstreamModel);
+            appendMember(out, "discovery", e.discovery);
+            if (!e.lastProbe.isEmpty())
+                appendMember(out, "last_probe", e.lastProbe);
+            if (e.lastProbeAt.isValid())
+                appendMember(out, "last_probe_at", rfc3339(e.lastProbeAt));
+            appendMember(out, "timeout", e.timeout);
+            appendMember(out, "retry", e.retry);
+            appendMember(out, "aggregate", e.aggregate);
+        }
+        out += '}';
+    }
+    out += first ? "]}\n" : "\n]}\n";
+    return out;
+}
+
+std::optional<Catalog> catalogFromJson(const QByteArray &json, QString *error)
+{
+    QJsonParseError perr;
+    const QJsonDocument doc = QJsonDocument::fromJson(json, &perr);
+    if (perr.error != QJsonParseError::NoError) {
+        fail(error,
+             QStringLiteral("not JSON: %1 at offset %2").arg(perr.errorString()).arg(perr.offset));
+        return std::nullopt;
+    }
+    if (!doc.isObject()) {
+        fail(error, QStringLiteral("not a JSON object"));
+        return std::nullopt;
+    }
+    const QJsonObject root = doc.object();
+    if (root.value(QLatin1String("object")).toString() != QLatin1String("list")) {
+        fail(error, QStringLiteral("\"object\" is not \"list\""));
+        return std::nullopt;
+    }
+    const QJsonValue data = root.value(QLatin1String("data"));
+    if (!data.isArray()) {
+        fail(error, QStringLiteral("\"data\" is not an array"));
+        return std::nullopt;
+    }
+
+    Catalog catalog;
+    const QJsonArray items = data.toArray();
+    for (int i = 0; i < items.size(); ++i) {
+        if (!items.at(i).isObject()) {
+            fail(error, QStringLiteral("data[%1] is not an object").arg(i));
+            return std::nullopt;
+        }
+        const QJsonObject o = items.at(i).toObject();
+        CatalogEntry e;
+        const QJsonValue id = o.value(QLatin1String("id"));
+        if (!id.isString()) {
+            fail(error, QStringLiteral("data[%1].id is missing or not a string").arg(i));
+            return std::nullopt;
+        }
+        e.id = id.toString();
+        const QJsonValue created = o.value(QLatin1String("created"));
+        if (!created.isUndefined()) {
+            if (!created.isDouble()) {
+                fail(error, QStringLiteral("data[%1].created is not a number").arg(i));
+                return std::nullopt;
+            }
+            if (i == 0)
+                catalog.created = created.toInteger();
+        }
+        QString lastProbeAt;
+        if (!readString(o, "upstream_model", &e.upstreamModel, error, i) ||
+            !readString(o, "discovery", &e.discovery, error, i) ||
+            !readString(o, "last_probe", &e.lastProbe, error, i) ||
+            !readString(o, "last_probe_at", &lastProbeAt, error, i) ||
+            !readString(o, "timeout", &e.timeout, error, i) ||
+            !readBool(o, "retry", &e.retry, error, i) ||
+            !readBool(o, "aggregate", &e.aggregate, error, i))
+            return std::nullopt;
+        if (!lastProbeAt.isEmpty()) {
+            e.lastProbeAt = QDateTime::fromString(lastProbeAt, Qt::ISODate);
+            if (!e.lastProbeAt.isValid()) {
+                fail(error, QStringLiteral("data[%1].last_probe_at is not an RFC 3339 time: %2")
+                                .arg(i)
+                                .arg(lastProbeAt));
+                return std::nullopt;
+            }
+            e.lastProbeAt = e.lastProbeAt.toUTC();
+        }
+        catalog.entries.append(e);
+    }
+    return catalog;
+}
+
+bool debugRequested(bool present, const QString &value)
+{
+    return present && value != QLatin1String("0") &&
+           value.compare(QLatin1String("false"), Qt::CaseInsensitive) != 0;
+}
+
+} // namespace slp

@@ -1,0 +1,111 @@
+// The real `openai` npm client against the real slp: list models, chat, streamed chat,
+// embeddings, and errors surfacing with their messages (maxRetries: 0, as a 502 would
+// otherwise be retried twice by the client).
+#include "testsupport.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTcpServer>
+#include <QtTest>
+
+using namespace slp::test;
+
+class TestOpenAiClient : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void everyCallThroughTheClient();
+
+private:
+    MockUpstream m_mock;
+    SlpDaemon m_slp;
+    quint16 m_closedPort = 0;
+};
+
+void TestOpenAiClient::initTestCase()
+{
+    const QString nodeDir = qEnvironmentVariable("SLP_NODE_DIR");
+    QVERIFY2(QFile::exists(nodeDir + QStringLiteral("/node_modules/openai/package.json")),
+             "the openai npm package is missing: run scripts/install-deps.sh (npm install in "
+             "tests/node)");
+    QVERIFY2(m_mock.start({QStringLiteral("Qwen3-8B-AWQ")}), qPrintable(m_mock.errorString()));
+    {
+        QTcpServer probe; // a port that was free a moment ago and now refuses
+        QVERIFY(probe.listen(QHostAddress::LocalHost, 0));
+        m_closedPort = probe.serverPort();
+    }
+    const QString config = QStringLiteral(R"(
+backends:
+  - name: qwen
+    url: %1
+    model: Qwen3-8B-AWQ
+  - name: down
+    url: http://127.0.0.1:%2
+)")
+                               .arg(m_mock.url())
+                               .arg(m_closedPort);
+    QVERIFY2(m_slp.start(config), qPrintable(m_slp.errorString()));
+}
+
+void TestOpenAiClient::everyCallThroughTheClient()
+{
+    const QString script = qEnvironmentVariable("SLP_NODE_DIR") + QStringLiteral("/openai_client.mjs");
+    const CommandResult run = runCommand(QStringLiteral("node"),
+                                         {script, m_slp.url() + QStringLiteral("/v1")}, 60000);
+    QVERIFY2(run.started, qPrintable(run.error));
+    QVERIFY2(run.exitCode == 0, run.stdErr.constData());
+    const QJsonObject out = QJsonDocument::fromJson(run.stdOut).object();
+    QVERIFY2(!out.isEmpty(), run.stdOut.constData());
+
+    const QJsonObject models = out.value(QStringLiteral("models")).toObject();
+    QVERIFY(models.value(QStringLiteral("ok")).toBool());
+    QCOMPARE(models.value(QStringLiteral("value")).toVariant().toStringList(),
+             QStringList({QStringLiteral("qwen"), QStringLiteral("down")}));
+
+    const QJsonObject chat = out.value(QStringLiteral("chat")).toObject();
+    QVERIFY2(chat.value(QStringLiteral("ok")).toBool(), QJsonDocument(chat).toJson().constData());
+    const QJsonObject chatValue = chat.value(QStringLiteral("value")).toObject();
+    // The upstream answered under its own name: the body reached it renamed.
+    QCOMPARE(chatValue.value(QStringLiteral("model")).toString(), QStringLiteral("Qwen3-8B-AWQ"));
+    QVERIFY(chatValue.value(QStringLiteral("content")).toString().contains(QStringLiteral("Hello")));
+    QVERIFY(chatValue.value(QStringLiteral("usage")).isObject());
+
+    const QJsonObject stream = out.value(QStringLiteral("stream")).toObject();
+    QVERIFY2(stream.value(QStringLiteral("ok")).toBool(), QJsonDocument(stream).toJson().constData());
+    const QJsonObject streamValue = stream.value(QStringLiteral("value")).toObject();
+    QVERIFY(streamValue.value(QStringLiteral("chunks")).toInt() >= 3);
+    QVERIFY(!streamValue.value(QStringLiteral("content")).toString().isEmpty());
+    QVERIFY(!streamValue.value(QStringLiteral("reasoning")).toString().isEmpty());
+    QCOMPARE(streamValue.value(QStringLiteral("finish")).toString(), QStringLiteral("stop"));
+    QVERIFY2(streamValue.value(QStringLiteral("usage")).isObject(),
+             "usage on the final chunk must reach the client");
+
+    const QJsonObject embeddings = out.value(QStringLiteral("embeddings")).toObject();
+    QVERIFY2(embeddings.value(QStringLiteral("ok")).toBool(),
+             QJsonDocument(embeddings).toJson().constData());
+    QVERIFY(embeddings.value(QStringLiteral("value")).toObject().value(QStringLiteral("dims")).toInt() > 0);
+
+    const QJsonObject unknown = out.value(QStringLiteral("unknown")).toObject();
+    QVERIFY(!unknown.value(QStringLiteral("ok")).toBool());
+    QCOMPARE(unknown.value(QStringLiteral("status")).toInt(), 404);
+    QCOMPARE(unknown.value(QStringLiteral("code")).toString(), QStringLiteral("model_not_found"));
+    QVERIFY(unknown.value(QStringLiteral("message")).toString().contains(QStringLiteral("no-such-model")));
+
+    const QJsonObject down = out.value(QStringLiteral("down")).toObject();
+    QVERIFY(!down.value(QStringLiteral("ok")).toBool());
+    QCOMPARE(down.value(QStringLiteral("status")).toInt(), 502);
+    const QString requestId = down.value(QStringLiteral("requestId")).toString();
+    QVERIFY2(QRegularExpression(QStringLiteral("^slpq[0-9a-f]{24}$")).match(requestId).hasMatch(),
+             qPrintable(requestId));
+    // The client surfaces SLP's message as error.message, request id included.
+    QVERIFY2(down.value(QStringLiteral("message"))
+                 .toString()
+                 .contains(QStringLiteral("upstream request failed (request id: %1)").arg(requestId)),
+             qPrintable(down.value(QStringLiteral("message")).toString()));
+    // maxRetries: 0 means exactly one attempt reached SLP.
+    QCOMPARE(m_slp.countLog(QRegularExpression(QStringLiteral("Attempt 1/1 for model down failed"))), 1);
+}
+
+QTEST_GUILESS_MAIN(TestOpenAiClient)
+#include "tst_openai_client.moc"

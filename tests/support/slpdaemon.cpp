@@ -1,0 +1,98 @@
+#include "slpdaemon.h"
+
+#include <QFile>
+#include <QSaveFile>
+
+#include <csignal>
+
+namespace slp::test {
+
+QString SlpDaemon::binary()
+{
+    return qEnvironmentVariable("SLP_BIN");
+}
+
+bool SlpDaemon::start(const QString &configYaml, const QStringList &extraArgs,
+                      const QMap<QString, QString> &envExtras, int timeoutMs, bool addListen)
+{
+    m_port = 0;
+    m_host.clear();
+    m_error.clear();
+    const QString bin = binary();
+    if (bin.isEmpty()) {
+        m_error = QStringLiteral("SLP_BIN is not set");
+        return false;
+    }
+    m_dir = std::make_unique<QTemporaryDir>();
+    if (!m_dir->isValid() || !writeConfig(configYaml)) {
+        m_error = QStringLiteral("cannot write the config file");
+        return false;
+    }
+    QStringList args{"--config", configPath()};
+    if (addListen)
+        args << "--listen" << "127.0.0.1:0";
+    args << extraArgs;
+    if (!m_process.start(bin, args, envExtras, m_dir->path())) {
+        m_error = m_process.errorString();
+        return false;
+    }
+    static const QRegularExpression re(QStringLiteral("listening on (\\S+):(\\d+)"));
+    const QRegularExpressionMatch m = m_process.waitForLine(re, timeoutMs, ChildProcess::Channel::StdErr);
+    if (!m.hasMatch()) {
+        m_error = QStringLiteral("slp did not report listening (exit code %1): %2")
+                      .arg(m_process.exitCode())
+                      .arg(m_process.allOutput());
+        m_process.stop();
+        return false;
+    }
+    m_host = m.captured(1);
+    if (m_host.startsWith('[') && m_host.endsWith(']'))
+        m_host = m_host.mid(1, m_host.size() - 2);
+    m_port = static_cast<quint16>(m.captured(2).toUInt());
+    return true;
+}
+
+bool SlpDaemon::writeConfig(const QString &configYaml)
+{
+    if (!m_dir)
+        return false;
+    // Atomic replace, so a reload never reads a half-written file.
+    QSaveFile f(configPath());
+    if (!f.open(QIODevice::WriteOnly))
+        return false;
+    f.write(configYaml.toUtf8());
+    return f.commit();
+}
+
+bool SlpDaemon::reload()
+{
+    return m_process.sendSignal(SIGHUP);
+}
+
+QString SlpDaemon::configPath() const
+{
+    return m_dir ? m_dir->filePath("slp.yaml") : QString();
+}
+
+QString SlpDaemon::directory() const
+{
+    return m_dir ? m_dir->path() : QString();
+}
+
+QString SlpDaemon::url() const
+{
+    const QString h = m_host.contains(':') ? QStringLiteral("[%1]").arg(m_host) : m_host;
+    return QStringLiteral("http://%1:%2").arg(h).arg(m_port);
+}
+
+QRegularExpressionMatch SlpDaemon::waitForLog(const QRegularExpression &re, int timeoutMs, ChildProcess::Mark from)
+{
+    return m_process.waitForLine(re, timeoutMs, ChildProcess::Channel::StdErr, from);
+}
+
+int SlpDaemon::countLog(const QRegularExpression &re, ChildProcess::Mark from)
+{
+    return m_process.countLines(re, ChildProcess::Channel::StdErr, from);
+}
+
+} // namespace slp::test

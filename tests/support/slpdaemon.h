@@ -1,0 +1,54 @@
+#pragma once
+
+#include "childprocess.h"
+
+#include <QMap>
+#include <QStringList>
+
+#include <memory>
+
+namespace slp::test {
+
+// The real `slp` (path from $SLP_BIN) on a config written to a temporary directory, listening
+// on 127.0.0.1 with a port the OS picks. The daemon's contract: it logs exactly
+// `listening on HOST:PORT` on stderr once it accepts connections.
+class SlpDaemon
+{
+public:
+    static QString binary();
+
+    // Starts `slp --config FILE [--listen 127.0.0.1:0] extraArgs...` and waits for the
+    // listening line. With addListen false the config's own `listen:` is used.
+    bool start(const QString &configYaml, const QStringList &extraArgs = {},
+               const QMap<QString, QString> &envExtras = {}, int timeoutMs = 15000, bool addListen = true);
+    QString errorString() const { return m_error; }
+
+    // Rewrites the config file in place (then reload() to make slp read it).
+    bool writeConfig(const QString &configYaml);
+    bool reload(); // SIGHUP
+    QString configPath() const;
+    QString directory() const; // the temporary directory, for extra files
+
+    quint16 port() const { return m_port; }
+    QString host() const { return m_host; }
+    QString url() const; // "http://HOST:PORT"
+
+    QString stderrText() { return QString::fromUtf8(m_process.stderrBytes()); }
+    ChildProcess::Mark mark() { return m_process.mark(); }
+    // A stderr line matching re after `from` (default: anywhere), within timeoutMs.
+    QRegularExpressionMatch waitForLog(const QRegularExpression &re, int timeoutMs = 5000,
+                                       ChildProcess::Mark from = {});
+    int countLog(const QRegularExpression &re, ChildProcess::Mark from = {});
+
+    int stop(int timeoutMs = 5000) { return m_process.stop(timeoutMs); }
+    ChildProcess &process() { return m_process; }
+
+private:
+    std::unique_ptr<QTemporaryDir> m_dir;
+    ChildProcess m_process;
+    QString m_host;
+    quint16 m_port = 0;
+    QString m_error;
+};
+
+} // namespace slp::test
