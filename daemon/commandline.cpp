@@ -77,11 +77,10 @@ CommandLine parseCommandLine(const QStringList &arguments)
             static const QStringList known = {QStringLiteral("config"), QStringLiteral("check"),
                                               QStringLiteral("listen"), QStringLiteral("version"),
                                               QStringLiteral("help")};
-            const QString hint = known.contains(arg)
-                                     ? QStringLiteral(" (did you mean --%1?)").arg(arg)
-                                     : QString();
-            return fail(
-                QStringLiteral("unexpected argument \"%1\": slp takes flags only%2").arg(arg, hint));
+            const QString hint =
+                known.contains(arg) ? QStringLiteral(" (did you mean --%1?)").arg(arg) : QString();
+            return fail(QStringLiteral("unexpected argument \"%1\": slp takes flags only%2")
+                            .arg(arg, hint));
         }
     }
     if (help) {

@@ -9,12 +9,19 @@ namespace slp {
 // `slp help` or a misspelt flag is a usage error and can never start a server.
 struct CommandLine
 {
-    enum class Action { Serve, Check, Version, Help, UsageError };
+    enum class Action
+    {
+        Serve,
+        Check,
+        Version,
+        Help,
+        UsageError
+    };
     Action action = Action::UsageError;
     QString configPath;
-    QString listen;        // --listen override, empty = use the config's
+    QString listen; // --listen override, empty = use the config's
     bool logRequests = false;
-    QString error;         // UsageError: what was wrong
+    QString error; // UsageError: what was wrong
 };
 
 CommandLine parseCommandLine(const QStringList &arguments); // arguments without argv[0]

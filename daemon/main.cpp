@@ -44,21 +44,29 @@ int main(int argc, char *argv[])
         break;
     }
 
-    ConfigResult result = loadConfigFile(cl.configPath);
+    // Loads and compiles the file with the command line's overrides; used again on SIGHUP.
+    const auto load = [cl]() -> ConfigResult {
+        ConfigResult result = loadConfigFile(cl.configPath);
+        if (auto *config = std::get_if<Config>(&result)) {
+            if (!cl.listen.isEmpty()) {
+                QString error;
+                const auto listen = parseListenAddress(cl.listen, &error);
+                if (!listen) {
+                    return QList<ConfigError>{
+                        {QString(), 0, 0, QStringLiteral("--listen %1: %2").arg(cl.listen, error),
+                         QStringLiteral("use :PORT, HOST:PORT or [IPv6]:PORT")}};
+                }
+                config->listen = *listen;
+            }
+            config->logRequests = config->logRequests || cl.logRequests;
+        }
+        return result;
+    };
+    ConfigResult result = load();
     if (auto *errors = std::get_if<QList<ConfigError>>(&result)) {
         return printErrors(*errors);
     }
     Config config = std::get<Config>(std::move(result));
-    if (!cl.listen.isEmpty()) {
-        QString error;
-        const auto listen = parseListenAddress(cl.listen, &error);
-        if (!listen) {
-            std::fprintf(stderr, "slp: --listen %s: %s\n", qPrintable(cl.listen), qPrintable(error));
-            return 2;
-        }
-        config.listen = *listen;
-    }
-    config.logRequests = config.logRequests || cl.logRequests;
 
     if (cl.action == CommandLine::Action::Check) {
         int width = 0;
@@ -73,7 +81,7 @@ int main(int argc, char *argv[])
     }
 
     installLogHandler();
-    Daemon daemon(std::move(config), cl.configPath);
+    Daemon daemon(std::move(config), cl.configPath, load);
     QObject::connect(&daemon, &Daemon::finished, &app, &QCoreApplication::exit);
     QString error;
     if (!daemon.start(&error)) {

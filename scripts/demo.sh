@@ -21,17 +21,21 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-start_mock() { # name, models -> prints the port
+# Starts a mock backend in this shell (not in a $(...) subshell, so its pid reaches cleanup)
+# and sets mock_port.
+start_mock() { # name, models
     "$build/tests/mock_upstream/mock_upstream" --listen 127.0.0.1:0 --models "$2" >"$work/$1.out" 2>&1 &
     pids+=($!)
     for _ in $(seq 50); do
         if grep -q '^listening on' "$work/$1.out"; then break; fi
         sleep 0.1
     done
-    sed -n 's/^listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$work/$1.out"
+    mock_port="$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$work/$1.out")"
 }
-port_a="$(start_mock a Qwen3-8B-AWQ)"
-port_b="$(start_mock b Llama-3.3-70B-Instruct-AWQ,Llama-3.2-1B-Instruct)"
+start_mock a Qwen3-8B-AWQ
+port_a="$mock_port"
+start_mock b Llama-3.3-70B-Instruct-AWQ,Llama-3.2-1B-Instruct
+port_b="$mock_port"
 
 sed -e "s/@SLP_PORT@/$port/" -e "s/@MOCK_A_PORT@/$port_a/" -e "s/@MOCK_B_PORT@/$port_b/" \
     "$here/resources/demo/slp-demo.yaml.in" >"$work/slp.yaml"

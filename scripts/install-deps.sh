@@ -11,7 +11,7 @@ packages=(
     qt6-base-dev qt6-httpserver-dev qt6-websockets-dev
     libyaml-cpp-dev
     curl ca-certificates python3 clang-format
-    xvfb xauth
+    xvfb xauth x11-utils dbus tint2 dunst xdotool imagemagick
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -15,11 +15,11 @@ struct CatalogEntry
 {
     QString id;
     // Debug fields; meaningful only in the debug view.
-    QString upstreamModel;  // empty = unknown (omitted from JSON)
-    QString discovery;      // discovered | pending | pinned | passthrough
-    QString lastProbe;      // ok | ambiguous | error; empty = no probe yet (omitted)
-    QDateTime lastProbeAt;  // invalid = no probe yet (omitted); written RFC 3339 UTC
-    QString timeout;        // Go duration string, e.g. "2m0s"
+    QString upstreamModel; // empty = unknown (omitted from JSON)
+    QString discovery;     // discovered | pending | pinned | passthrough
+    QString lastProbe;     // ok | ambiguous | error; empty = no probe yet (omitted)
+    QDateTime lastProbeAt; // invalid = no probe yet (omitted); written RFC 3339 UTC
+    QString timeout;       // Go duration string, e.g. "2m0s"
     bool retry = false;
     bool aggregate = false;
 };

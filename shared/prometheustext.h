@@ -33,7 +33,7 @@ QByteArray promTypeLine(const QByteArray &name, const QByteArray &type);
 
 struct PromSample
 {
-    QString name;       // full sample name, e.g. slp_upstream_latency_seconds_bucket
+    QString name; // full sample name, e.g. slp_upstream_latency_seconds_bucket
     PromLabels labels;
     double value = 0;
     std::optional<qint64> timestampMs; // the optional trailing timestamp (ms since the epoch)

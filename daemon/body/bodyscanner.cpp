@@ -496,8 +496,7 @@ BodyScan Scanner::run()
                 else if (key == KeyKind::Stream) {
                     stream = BodyScan::Stream::Other;
                     streamBegin = streamEnd = -1; // compound: never spliced
-                }
-                else if (key >= KeyKind::Logprobs)
+                } else if (key >= KeyKind::Logprobs)
                     logprobsWanted[int(key) - int(KeyKind::Logprobs)] = true;
                 ++pos;
                 skipWs(pos);
@@ -547,8 +546,7 @@ BodyScan Scanner::run()
                                        : BodyScan::Stream::Other;
                     streamBegin = literalBegin;
                     streamEnd = pos;
-                }
-                else if (key >= KeyKind::Logprobs)
+                } else if (key >= KeyKind::Logprobs)
                     logprobsWanted[int(key) - int(KeyKind::Logprobs)] = isTrue;
                 break;
             }
@@ -570,8 +568,7 @@ BodyScan Scanner::run()
                     stream = BodyScan::Stream::Other;
                     streamBegin = numberBegin;
                     streamEnd = pos;
-                }
-                else if (key >= KeyKind::Logprobs)
+                } else if (key >= KeyKind::Logprobs)
                     logprobsWanted[int(key) - int(KeyKind::Logprobs)] = true;
                 break;
             }
@@ -782,10 +779,12 @@ QByteArray spliceStreamTrue(const QByteArray &body, const BodyScan &scan, const 
     if (scan.stream == BodyScan::Stream::Absent) {
         edits.append({scan.objectOpen + 1, 0, QByteArrayLiteral("\"stream\":true,")});
     } else {
-        edits.append({scan.streamBegin, scan.streamEnd - scan.streamBegin, QByteArrayLiteral("true")});
+        edits.append(
+            {scan.streamBegin, scan.streamEnd - scan.streamBegin, QByteArrayLiteral("true")});
     }
     if (!newModel.isEmpty()) {
-        edits.append({scan.valueBegin, scan.valueEnd - scan.valueBegin, jsonStringLiteral(newModel)});
+        edits.append(
+            {scan.valueBegin, scan.valueEnd - scan.valueBegin, jsonStringLiteral(newModel)});
     }
     std::sort(edits.begin(), edits.end(), [](const Edit &a, const Edit &b) { return a.at < b.at; });
     QByteArray out;

@@ -11,23 +11,30 @@ namespace slp {
 // validated as JSON (RFC 8259) on the way, so "not JSON" is known without a second pass.
 struct BodyScan
 {
-    enum class Verdict {
+    enum class Verdict
+    {
         Ok,
-        NotJson,        // empty, malformed, trailing garbage, invalid UTF-8 in a string, ...
-        NotObject,      // valid JSON whose top level is not an object
+        NotJson,   // empty, malformed, trailing garbage, invalid UTF-8 in a string, ...
+        NotObject, // valid JSON whose top level is not an object
         ModelMissing,
         ModelNotString,
         ModelDuplicate, // "model" given twice at top level (keys compared after unescaping)
     };
     Verdict verdict = Verdict::NotJson;
-    QString error;        // short reason for NotJson ("unexpected '}' at byte 17")
+    QString error; // short reason for NotJson ("unexpected '}' at byte 17")
 
-    QString model;        // decoded value of the top-level "model" (Ok only)
+    QString model;             // decoded value of the top-level "model" (Ok only)
     qsizetype valueBegin = -1; // offset of the opening quote of the model value
     qsizetype valueEnd = -1;   // offset one past the closing quote
 
     // "stream": absent, true, false, or present with another type (treated as not streaming)
-    enum class Stream { Absent, True, False, Other };
+    enum class Stream
+    {
+        Absent,
+        True,
+        False,
+        Other
+    };
     Stream stream = Stream::Absent;
 
     // Byte span of the last top-level "stream" value when it is a scalar (true, false, null,
@@ -37,7 +44,8 @@ struct BodyScan
     qsizetype streamEnd = -1;
     qsizetype objectOpen = -1;
 
-    // Any top-level key of: logprobs, top_logprobs, echo, prompt_logprobs (any value but false/null)
+    // Any top-level key of: logprobs, top_logprobs, echo, prompt_logprobs (any value but
+    // false/null)
     bool wantsLogprobs = false;
 };
 

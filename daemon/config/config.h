@@ -14,7 +14,8 @@
 namespace slp {
 
 // Where a route's upstream model name comes from.
-enum class NameSource {
+enum class NameSource
+{
     Pinned,         // fixed at load: a backend's `model:`, or an edition template resolved at load
     Discover,       // an unpinned backend: probed in the background, exposed id until known
     Passthrough,    // an edition without `model:`: forwards its exposed id unchanged
@@ -23,20 +24,20 @@ enum class NameSource {
 
 struct Route
 {
-    QString id;           // exposed model id
-    QString backendName;  // the backend this route is (or derives from)
+    QString id;          // exposed model id
+    QString backendName; // the backend this route is (or derives from)
     bool isEdition = false;
-    QString origin;       // normalized "scheme://host[:port]" with no trailing slash
-    QUrl url;             // same, as a QUrl
+    QString origin; // normalized "scheme://host[:port]" with no trailing slash
+    QUrl url;       // same, as a QUrl
     Nanoseconds timeout{};
-    QString timeoutText;  // as written in the config ("60s" when defaulted), for 502s and logs
+    QString timeoutText; // as written in the config ("60s" when defaulted), for 502s and logs
     bool retry = false;
     bool aggregate = false;
     NameSource nameSource = NameSource::Discover;
-    QString pinnedModel;              // NameSource::Pinned
-    int followsRoute = -1;            // NameSource::FollowsBackend: index of the backend route
+    QString pinnedModel;   // NameSource::Pinned
+    int followsRoute = -1; // NameSource::FollowsBackend: index of the backend route
     std::optional<TextTemplate> modelTemplate; // NameSource::FollowsBackend
-    int line = 0;                     // YAML line of the backend / edition entry (1-based)
+    int line = 0;                              // YAML line of the backend / edition entry (1-based)
 };
 
 struct DiscoverySettings
@@ -49,7 +50,7 @@ struct DiscoverySettings
 
 struct Config
 {
-    ListenAddress listen;               // default ":8080"
+    ListenAddress listen; // default ":8080"
     bool logRequests = false;
     qint64 maxBodyBytes = 64ll << 20;
     qint64 maxHeaderBytes = 64ll << 10;

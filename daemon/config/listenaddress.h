@@ -13,7 +13,7 @@ struct ListenAddress
 {
     QHostAddress host; // QHostAddress::Any for ":PORT"
     quint16 port = 0;
-    QString text;      // as written
+    QString text; // as written
 };
 
 std::optional<ListenAddress> parseListenAddress(const QString &text, QString *error = nullptr);

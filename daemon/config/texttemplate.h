@@ -17,7 +17,8 @@ public:
     // `allowedFields` e.g. {"Name","URL"}; an action naming another field, or any other
     // action syntax, is an error. `error` gets a one-line reason, `errorColumn` the 0-based
     // offset in `text` where it starts.
-    static std::optional<TextTemplate> parse(const QString &text, const QList<QString> &allowedFields,
+    static std::optional<TextTemplate> parse(const QString &text,
+                                             const QList<QString> &allowedFields,
                                              QString *error = nullptr, int *errorColumn = nullptr);
 
     QString render(const QHash<QString, QString> &fields) const;

@@ -23,9 +23,12 @@ std::chrono::milliseconds ms(std::chrono::nanoseconds d)
 QString resultLabel(ProbeResult result)
 {
     switch (result) {
-    case ProbeResult::Ok: return QStringLiteral("ok");
-    case ProbeResult::Ambiguous: return QStringLiteral("ambiguous");
-    case ProbeResult::Error: return QStringLiteral("error");
+    case ProbeResult::Ok:
+        return QStringLiteral("ok");
+    case ProbeResult::Ambiguous:
+        return QStringLiteral("ambiguous");
+    case ProbeResult::Error:
+        return QStringLiteral("error");
     }
     return {};
 }
@@ -33,17 +36,12 @@ QString resultLabel(ProbeResult result)
 
 DiscoverySupervisor::DiscoverySupervisor(RouteTable *table, qsizetype routeIndex,
                                          const DiscoverySettings &settings,
-                                         QNetworkAccessManager *network,
-                                         MetricsRegistry &metrics, QObject *parent)
-    : QObject(parent)
-    , m_table(table)
-    , m_index(routeIndex)
-    , m_id(table->route(routeIndex).id)
-    , m_url(table->route(routeIndex).origin + QStringLiteral("/v1/models"))
-    , m_settings(settings)
-    , m_network(network)
-    , m_metrics(metrics)
-    , m_schedule(settings.backoffInitial, settings.backoffMax, settings.recheck)
+                                         QNetworkAccessManager *network, MetricsRegistry &metrics,
+                                         QObject *parent)
+    : QObject(parent), m_table(table), m_index(routeIndex), m_id(table->route(routeIndex).id),
+      m_url(table->route(routeIndex).origin + QStringLiteral("/v1/models")), m_settings(settings),
+      m_network(network), m_metrics(metrics),
+      m_schedule(settings.backoffInitial, settings.backoffMax, settings.recheck)
 {
     m_nextProbe.setSingleShot(true);
     m_probeTimeout.setSingleShot(true);
@@ -59,6 +57,12 @@ DiscoverySupervisor::~DiscoverySupervisor()
         m_reply->abort();
         m_reply->deleteLater();
     }
+}
+
+void DiscoverySupervisor::rebind(RouteTable *table, qsizetype routeIndex)
+{
+    m_table = table;
+    m_index = routeIndex;
 }
 
 void DiscoverySupervisor::start()
@@ -111,8 +115,9 @@ void DiscoverySupervisor::onProbeFinished()
     reply->deleteLater();
     const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
     if (m_timedOut) {
-        return settle(ProbeResult::Error,
-                      QStringLiteral("no answer within %1").arg(formatGoDuration(m_settings.probeTimeout)));
+        return settle(
+            ProbeResult::Error,
+            QStringLiteral("no answer within %1").arg(formatGoDuration(m_settings.probeTimeout)));
     }
     if (reply->error() != QNetworkReply::NoError && status == 0) {
         return settle(ProbeResult::Error, reply->errorString());
@@ -160,7 +165,8 @@ void DiscoverySupervisor::onProbeFinished()
     if (state.name != name) {
         if (state.name.isEmpty()) {
             qCInfo(lcDiscovery).noquote()
-                << QStringLiteral("discovery: %1: backend serves \"%2\"; requests are renamed to it")
+                << QStringLiteral(
+                       "discovery: %1: backend serves \"%2\"; requests are renamed to it")
                        .arg(m_id, name);
         } else {
             qCWarning(lcDiscovery).noquote()

@@ -30,6 +30,9 @@ public:
 
     void start();
     qsizetype routeIndex() const { return m_index; }
+    // After a reload kept this backend unchanged: its state moved to `table` at `routeIndex`.
+    void rebind(RouteTable *table, qsizetype routeIndex);
+    const DiscoverySettings &settings() const { return m_settings; }
 
 Q_SIGNALS:
     // The route's upstream name changed (first discovery included).

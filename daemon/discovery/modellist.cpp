@@ -33,12 +33,8 @@ ModelList parseModelList(const QByteArray &json)
 }
 
 DiscoverySchedule::DiscoverySchedule(Duration initial, Duration max, Duration recheck)
-    : m_initial(initial)
-    , m_max(std::max(max, initial))
-    , m_recheck(recheck)
-    , m_backoff(initial)
-{
-}
+    : m_initial(initial), m_max(std::max(max, initial)), m_recheck(recheck), m_backoff(initial)
+{}
 
 DiscoverySchedule::Duration DiscoverySchedule::next(ProbeResult result)
 {

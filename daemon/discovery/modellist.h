@@ -17,7 +17,12 @@ struct ModelList
 };
 ModelList parseModelList(const QByteArray &json);
 
-enum class ProbeResult { Ok, Ambiguous, Error };
+enum class ProbeResult
+{
+    Ok,
+    Ambiguous,
+    Error
+};
 
 // The probe schedule, pure so it is testable without timers: backoff_initial doubling to
 // backoff_max while no single name is confirmed, then recheck while it is.

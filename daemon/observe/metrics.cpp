@@ -114,8 +114,8 @@ QByteArray MetricsRegistry::render() const
         const char *type = family.type == Type::Counter ? "counter"
                            : family.type == Type::Gauge ? "gauge"
                                                         : "histogram";
-        out += "# HELP " + name + ' ' + family.help.toUtf8() + '\n';
-        out += "# TYPE " + name + ' ' + type + '\n';
+        out += promHelpLine(name, family.help);
+        out += promTypeLine(name, type);
         for (const Series &series : family.series) {
             if (family.type != Type::Histogram) {
                 out += promSampleLine(name, series.labels, series.value);
@@ -147,16 +147,19 @@ void declareSlpMetrics(MetricsRegistry &registry)
     registry.declare(metric::upstreamLatency, T::Histogram,
                      QStringLiteral("Time from sending a request upstream to its response head."),
                      {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300});
-    registry.declare(metric::discoveryProbes, T::Counter,
-                     QStringLiteral("Model-name discovery probes, by result (ok/ambiguous/error)."));
+    registry.declare(
+        metric::discoveryProbes, T::Counter,
+        QStringLiteral("Model-name discovery probes, by result (ok/ambiguous/error)."));
     registry.declare(metric::modelChanges, T::Counter,
                      QStringLiteral("Times a discovered upstream model name changed."));
-    registry.declare(metric::modelInfo, T::Gauge,
-                     QStringLiteral("The upstream model name each route currently sends (always 1)."));
+    registry.declare(
+        metric::modelInfo, T::Gauge,
+        QStringLiteral("The upstream model name each route currently sends (always 1)."));
     registry.declare(metric::modelAmbiguous, T::Gauge,
                      QStringLiteral("1 while a backend serves zero or several models."));
-    registry.declare(metric::upstreamAttempts, T::Counter,
-                     QStringLiteral("Upstream attempts that failed before a response head, by reason."));
+    registry.declare(
+        metric::upstreamAttempts, T::Counter,
+        QStringLiteral("Upstream attempts that failed before a response head, by reason."));
     registry.declare(metric::clientConnections, T::Gauge,
                      QStringLiteral("Open client connections."));
     registry.declare(metric::inflightRequests, T::Gauge,

@@ -15,10 +15,14 @@ namespace slp {
 class MetricsRegistry
 {
 public:
-    enum class Type { Counter, Gauge, Histogram };
+    enum class Type
+    {
+        Counter,
+        Gauge,
+        Histogram
+    };
 
-    void declare(const QString &name, Type type, const QString &help,
-                 QList<double> buckets = {});
+    void declare(const QString &name, Type type, const QString &help, QList<double> buckets = {});
 
     void add(const QString &name, const PromLabels &labels, double delta = 1);
     void set(const QString &name, const PromLabels &labels, double value);
@@ -35,7 +39,7 @@ private:
     struct Series
     {
         PromLabels labels;
-        double value = 0;           // counter / gauge
+        double value = 0;            // counter / gauge
         QList<quint64> bucketCounts; // histogram, cumulative at render time
         double sum = 0;
         quint64 count = 0;

@@ -1,5 +1,6 @@
 #include "proxy/forwardexchange.h"
 
+#include "aggregate/sseaggregator.h"
 #include "goduration.h"
 #include "observe/logging.h"
 #include "observe/metrics.h"
@@ -22,11 +23,8 @@ QString formatLatency(qint64 ns)
 
 ForwardExchange::ForwardExchange(ForwardPlan plan, UpstreamTransport &transport,
                                  MetricsRegistry &metrics, ResponseSlot *slot)
-    : QObject(slot)
-    , m_plan(std::move(plan))
-    , m_transport(transport)
-    , m_metrics(metrics)
-    , m_slot(slot)
+    : QObject(slot), m_plan(std::move(plan)), m_transport(transport), m_metrics(metrics),
+      m_slot(slot)
 {
     m_ttfbTimer.setSingleShot(true);
     // A precise timer: the timeout is a contract number that shows in 502 messages.
@@ -40,10 +38,20 @@ ForwardExchange::ForwardExchange(ForwardPlan plan, UpstreamTransport &transport,
 ForwardExchange::~ForwardExchange()
 {
     m_metrics.add(metric::inflightRequests, {}, -1);
-    if (m_call) {
-        m_call->disconnect(this);
-        m_call->abort(); // a client that left must stop the GPU at once
+    if (!m_call) {
+        return;
     }
+    m_call->disconnect(this);
+    const bool cleanEnd = m_done && m_call->headArrived() &&
+                          m_call->failure() == UpstreamCall::Failure::None && !m_clientGone;
+    if (cleanEnd && m_call->isRunning()) {
+        // Every byte arrived; the transport is only finishing its bookkeeping. Let it, so the
+        // upstream connection stays open for the next request.
+        UpstreamCall *call = m_call.release();
+        connect(call, &UpstreamCall::finished, call, &QObject::deleteLater);
+        return;
+    }
+    m_call->abort(); // a client that left must stop the GPU at once
 }
 
 void ForwardExchange::start()
@@ -70,9 +78,8 @@ QString ForwardExchange::upstreamUrlForLog() const
 
 void ForwardExchange::countRequest(int status)
 {
-    m_metrics.add(metric::requestsTotal,
-                  {{QStringLiteral("model_id"), m_plan.modelId},
-                   {QStringLiteral("code"), QString::number(status)}});
+    m_metrics.add(metric::requestsTotal, {{QStringLiteral("model_id"), m_plan.modelId},
+                                          {QStringLiteral("code"), QString::number(status)}});
 }
 
 void ForwardExchange::onHead(const UpstreamHead &head)
@@ -85,11 +92,22 @@ void ForwardExchange::onHead(const UpstreamHead &head)
     m_metrics.observe(metric::upstreamLatency, {{QStringLiteral("model_id"), m_plan.modelId}},
                       double(m_latencyNs) / 1e9);
     m_status = head.status;
-    countRequest(head.status);
     m_upstreamRequestId = headerValue(head.headers, "x-request-id");
+    if (m_plan.aggregate != ForwardPlan::Aggregate::Off && head.status == 200 &&
+        headerValue(head.headers, "content-type").toLower().startsWith("text/event-stream")) {
+        // Hold everything: the client gets one JSON answer (or a 502) once the stream ends.
+        m_aggregator = std::make_unique<SseAggregator>(
+            m_plan.aggregate == ForwardPlan::Aggregate::Chat ? SseAggregator::Kind::Chat
+                                                             : SseAggregator::Kind::Completion);
+        m_aggregateHeaders = head.headers;
+        aggregateAvailable();
+        return;
+    }
+    // Upstream error statuses and backends that ignore "stream": true pass through untouched.
+    countRequest(head.status);
 
-    m_bodyless = (head.status >= 100 && head.status < 200) || head.status == 204 ||
-                 head.status == 304;
+    m_bodyless =
+        (head.status >= 100 && head.status < 200) || head.status == 204 || head.status == 304;
     QByteArray out;
     out.reserve(1024);
     const QByteArray reason = head.reason.isEmpty() ? reasonPhrase(head.status) : head.reason;
@@ -101,6 +119,7 @@ void ForwardExchange::onHead(const UpstreamHead &head)
     if (m_upstreamRequestId.isEmpty()) {
         out += "X-Request-Id: " + m_plan.requestId + "\r\n";
     }
+    m_expectedLength = m_bodyless ? 0 : head.contentLength;
     if (!m_bodyless) {
         if (head.contentLength >= 0) {
             out += "Content-Length: " + QByteArray::number(head.contentLength) + "\r\n";
@@ -125,6 +144,10 @@ void ForwardExchange::relay()
     if (!m_call || !m_slot || m_done || !m_call->headArrived()) {
         return;
     }
+    if (m_aggregator) {
+        aggregateAvailable();
+        return;
+    }
     // Pull from upstream only while the client keeps up: what is not read stays in the
     // transport's bounded buffer, so a slow client never makes SLP hold a whole response.
     while (m_call->bytesAvailable() > 0 && m_slot->isWritable()) {
@@ -142,6 +165,12 @@ void ForwardExchange::relay()
             m_slot->write(piece);
         }
     }
+    // A declared length fully relayed is the end, whether or not the transport said finished
+    // yet: a client that closes right after must not look like one that left mid-answer.
+    if (!m_chunked && m_expectedLength >= 0 && m_bytesDown >= m_expectedLength &&
+        m_call->failure() == UpstreamCall::Failure::None) {
+        m_upstreamDone = true;
+    }
     if (m_upstreamDone && m_call->bytesAvailable() == 0) {
         complete();
     }
@@ -153,11 +182,17 @@ void ForwardExchange::complete()
         return;
     }
     m_done = true;
-    const UpstreamCall::Failure failure = m_call->failure();
+    // A body shorter than its Content-Length is broken whatever the transport said.
+    const bool shortBody = m_expectedLength >= 0 && m_bytesDown < m_expectedLength;
+    const UpstreamCall::Failure failure =
+        shortBody && m_call->failure() == UpstreamCall::Failure::None
+            ? UpstreamCall::Failure::BrokenBody
+            : m_call->failure();
     if (failure != UpstreamCall::Failure::None) {
         // Never a silently truncated success: the client sees the connection end uncleanly.
         qCWarning(lcProxy).noquote()
-            << QStringLiteral("[%1] upstream response for model %2 broke off after %3 B: %4 \"%5\": %6%7")
+            << QStringLiteral(
+                   "[%1] upstream response for model %2 broke off after %3 B: %4 \"%5\": %6%7")
                    .arg(QString::fromLatin1(m_plan.requestId), m_plan.modelId)
                    .arg(m_bytesDown)
                    .arg(QString::fromLatin1(m_plan.method), upstreamUrlForLog(),
@@ -169,24 +204,122 @@ void ForwardExchange::complete()
         m_slot->write(QByteArrayLiteral("0\r\n\r\n"));
     }
     m_slot->finish();
-    if (m_plan.logRequests) {
-        const QString as = m_plan.renamedTo.isEmpty()
-                               ? QString()
-                               : QStringLiteral(" as \"%1\"").arg(m_plan.renamedTo);
-        const QString upstreamId =
-            m_upstreamRequestId.isEmpty()
-                ? QString()
-                : QStringLiteral(" upstream=") + quoteForLog(m_upstreamRequestId).mid(1).chopped(1);
-        qCInfo(lcProxy).noquote()
-            << QStringLiteral("[%1] %2 %3: %4%5 -> %6 %7 in %8 (%9 B up, %10 B down)%11%12")
-                   .arg(QString::fromLatin1(m_plan.requestId), QString::fromLatin1(m_plan.method),
-                        QString::fromLatin1(m_plan.target), m_plan.modelId, as, m_plan.origin)
-                   .arg(m_status)
-                   .arg(formatLatency(m_latencyNs))
-                   .arg(m_plan.request.body.size())
-                   .arg(m_bytesDown)
-                   .arg(upstreamId, m_plan.clientIdForLog);
+    logCompletion();
+}
+
+void ForwardExchange::logCompletion()
+{
+    if (!m_plan.logRequests) {
+        return;
     }
+    const QString as =
+        m_plan.renamedTo.isEmpty() ? QString() : QStringLiteral(" as \"%1\"").arg(m_plan.renamedTo);
+    const QString upstreamId =
+        m_upstreamRequestId.isEmpty()
+            ? QString()
+            : QStringLiteral(" upstream=") + quoteForLog(m_upstreamRequestId).mid(1).chopped(1);
+    qCInfo(lcProxy).noquote() << QStringLiteral(
+                                     "[%1] %2 %3: %4%5 -> %6 %7 in %8 (%9 B up, %10 B down)%11%12")
+                                     .arg(QString::fromLatin1(m_plan.requestId),
+                                          QString::fromLatin1(m_plan.method),
+                                          QString::fromLatin1(m_plan.target), m_plan.modelId, as,
+                                          m_plan.origin)
+                                     .arg(m_status)
+                                     .arg(formatLatency(m_latencyNs))
+                                     .arg(m_plan.request.body.size())
+                                     .arg(m_bytesDown)
+                                     .arg(upstreamId, m_plan.clientIdForLog);
+}
+
+void ForwardExchange::aggregateAvailable()
+{
+    // Read as fast as the upstream sends: memory grows with the generated output only (the
+    // aggregator keeps assembled strings, not the raw stream).
+    while (m_call->bytesAvailable() > 0 &&
+           m_aggregator->state() == SseAggregator::State::Streaming) {
+        const QByteArray piece = m_call->read(kRelayPiece);
+        if (piece.isEmpty()) {
+            break;
+        }
+        m_aggregator->feed(piece);
+    }
+    if (m_aggregator->state() != SseAggregator::State::Streaming) {
+        finishAggregate(); // an in-band error or garbage: no need to wait for the end
+        return;
+    }
+    if (m_upstreamDone && m_call->bytesAvailable() == 0) {
+        if (m_call->failure() == UpstreamCall::Failure::None) {
+            m_aggregator->finishInput();
+        }
+        finishAggregate();
+    }
+}
+
+void ForwardExchange::finishAggregate()
+{
+    if (m_done) {
+        return;
+    }
+    m_done = true;
+    const SseAggregator::State state = m_aggregator->state();
+    if (state == SseAggregator::State::Done) {
+        const QByteArray body = m_aggregator->result();
+        m_bytesDown = body.size();
+        countRequest(200);
+        QByteArray out = "HTTP/1.1 200 OK\r\n";
+        for (const auto &[name, value] : prepareClientHeaders(m_aggregateHeaders)) {
+            if (name.compare("content-type", Qt::CaseInsensitive) == 0 ||
+                name.compare("cache-control", Qt::CaseInsensitive) == 0) {
+                continue; // they described the stream, not this answer
+            }
+            out += name + ": " + value + "\r\n";
+        }
+        if (m_upstreamRequestId.isEmpty()) {
+            out += "X-Request-Id: " + m_plan.requestId + "\r\n";
+        }
+        out += "Content-Type: application/json\r\n";
+        out += "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
+        if (!m_slot->clientKeepAlive()) {
+            out += "Connection: close\r\n";
+        }
+        out += "\r\n";
+        m_slot->write(out + body);
+        m_slot->finish();
+        logCompletion();
+        return;
+    }
+    if (state == SseAggregator::State::UpstreamError) {
+        answerAggregateFailure(m_aggregator->errorJson(),
+                               QStringLiteral("the upstream sent an error event mid-stream"));
+        return;
+    }
+    const bool lost = m_call->failure() != UpstreamCall::Failure::None;
+    const QString reason =
+        lost ? QStringLiteral("upstream connection lost: ") + m_call->errorDetail()
+             : m_aggregator->malformedReason();
+    answerAggregateFailure(
+        openAiErrorJson(QStringLiteral("upstream stream ended before completion (request id: %1)")
+                            .arg(QString::fromLatin1(m_plan.requestId)),
+                        QStringLiteral("upstream_error"), "upstream_incomplete"),
+        reason);
+}
+
+void ForwardExchange::answerAggregateFailure(const QByteArray &body, const QString &logReason)
+{
+    if (m_call) {
+        m_call->disconnect(this);
+        m_call->abort(); // nothing more of this stream can reach the client
+    }
+    qCWarning(lcProxy).noquote()
+        << QStringLiteral("[%1] aggregate for model %2 failed: %3: %4 \"%5\" upstream=%6%7")
+               .arg(QString::fromLatin1(m_plan.requestId), m_plan.modelId, logReason,
+                    QString::fromLatin1(m_plan.method), upstreamUrlForLog(),
+                    quoteForLog(m_upstreamRequestId).mid(1).chopped(1), m_plan.clientIdForLog);
+    countRequest(502);
+    // The upstream answered, so its id (when it sent one) is the one to quote.
+    const QByteArray id = m_upstreamRequestId.isEmpty() ? m_plan.requestId : m_upstreamRequestId;
+    m_slot->write(localResponse(502, "application/json", body, id, m_slot->clientKeepAlive()));
+    m_slot->finish();
 }
 
 void ForwardExchange::onFinished()
@@ -210,8 +343,8 @@ void ForwardExchange::failBeforeHead()
                                .arg(m_attempt)
                                .arg(m_plan.maxAttempts)
                                .arg(m_plan.modelId);
-    const QString target = QStringLiteral("%1 \"%2\"")
-                               .arg(QString::fromLatin1(m_plan.method), upstreamUrlForLog());
+    const QString target =
+        QStringLiteral("%1 \"%2\"").arg(QString::fromLatin1(m_plan.method), upstreamUrlForLog());
     QString reason;
     if (m_timedOut) {
         reason = QStringLiteral("timed out");

@@ -14,21 +14,31 @@ namespace slp {
 
 class MetricsRegistry;
 class ResponseSlot;
+class SseAggregator;
 
 // Everything the router decided about one request before it goes upstream.
 struct ForwardPlan
 {
-    QByteArray requestId;      // SLP's slpq id
-    QString clientIdForLog;    // ` client="..."` suffix for log lines, or empty
-    QString modelId;           // exposed id (metrics label, logs)
-    QString renamedTo;         // upstream model name when the body was rewritten, else empty
-    QString origin;            // upstream origin, for log lines
+    QByteArray requestId;   // SLP's slpq id
+    QString clientIdForLog; // ` client="..."` suffix for log lines, or empty
+    QString modelId;        // exposed id (metrics label, logs)
+    QString renamedTo;      // upstream model name when the body was rewritten, else empty
+    QString origin;         // upstream origin, for log lines
     QByteArray method;
-    QByteArray target;         // path and query as the client sent them
+    QByteArray target; // path and query as the client sent them
     std::chrono::milliseconds timeout{60000};
-    QString timeoutText;       // as written in the config, for the 502 and the log
-    int maxAttempts = 1;       // 2 with retry: true
+    QString timeoutText; // as written in the config, for the 502 and the log
+    int maxAttempts = 1; // 2 with retry: true
     bool logRequests = false;
+    // aggregate: true and a non-streaming chat/completions request: the upstream was asked to
+    // stream and the SSE is reassembled into the JSON the client asked for.
+    enum class Aggregate
+    {
+        Off,
+        Chat,
+        Completion
+    };
+    Aggregate aggregate = Aggregate::Off;
     UpstreamRequest request;
 };
 
@@ -54,6 +64,10 @@ private:
     void relay();
     void complete();
     void failBeforeHead();
+    void logCompletion();
+    void aggregateAvailable();
+    void finishAggregate();
+    void answerAggregateFailure(const QByteArray &body, const QString &logReason);
     void countRequest(int status);
     QString upstreamUrlForLog() const;
 
@@ -63,18 +77,21 @@ private:
     QPointer<ResponseSlot> m_slot;
     std::unique_ptr<UpstreamCall> m_call;
     QTimer m_ttfbTimer;
-    QElapsedTimer m_sinceStart;  // this attempt
+    QElapsedTimer m_sinceStart; // this attempt
     int m_attempt = 0;
     bool m_timedOut = false;
     bool m_clientGone = false;
     bool m_upstreamDone = false;
     bool m_done = false;
-    bool m_chunked = false;       // SLP frames the body in chunks (upstream gave no length)
+    bool m_chunked = false; // SLP frames the body in chunks (upstream gave no length)
     bool m_bodyless = false;
     int m_status = 0;
     qint64 m_latencyNs = 0;
     qint64 m_bytesDown = 0;
+    qint64 m_expectedLength = -1; // the upstream's Content-Length, when it gave one
     QByteArray m_upstreamRequestId;
+    std::unique_ptr<SseAggregator> m_aggregator; // set while reassembling a stream
+    HeaderList m_aggregateHeaders;               // the upstream's head, held until the end
 };
 
 } // namespace slp

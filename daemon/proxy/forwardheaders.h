@@ -8,7 +8,7 @@ namespace slp {
 
 struct InboundHeaders
 {
-    HeaderList forward;        // what goes upstream (the transport adds Host and framing)
+    HeaderList forward;         // what goes upstream (the transport adds Host and framing)
     QByteArray clientRequestId; // an inbound X-Request-Id (never adopted, only logged)
     bool hasClientRequestId = false;
 };

@@ -5,10 +5,12 @@
 #include <QNetworkReply>
 #include <QNetworkRequest>
 
+#include <cstring>
+
 namespace slp {
 
 namespace {
-constexpr int kQnamConnectionsPerHost = 6; // fixed inside Qt 6.4's HTTP/1.1 connection pool
+constexpr int kQnamConnectionsPerHost = 6;      // fixed inside Qt 6.4's HTTP/1.1 connection pool
 constexpr qint64 kReplyReadBuffer = 256 * 1024; // QNAM stops reading the socket past this
 
 UpstreamCall::Failure classify(QNetworkReply::NetworkError error, bool headArrived)
@@ -24,6 +26,9 @@ UpstreamCall::Failure classify(QNetworkReply::NetworkError error, bool headArriv
         return UpstreamCall::Failure::NameLookup;
     case QNetworkReply::OperationCanceledError:
         return UpstreamCall::Failure::Aborted;
+    case QNetworkReply::ContentReSendError:
+        // A reused connection closed before the answer (see OneShotBody).
+        return headArrived ? UpstreamCall::Failure::BrokenBody : UpstreamCall::Failure::Closed;
     case QNetworkReply::ProtocolFailure:
     case QNetworkReply::ProtocolUnknownError:
     case QNetworkReply::ProtocolInvalidOperationError:
@@ -39,17 +44,55 @@ UpstreamCall::Failure classify(QNetworkReply::NetworkError error, bool headArriv
 }
 } // namespace
 
+// The request body as a sequential device QNAM cannot rewind. Qt 6.4 silently re-sends a
+// request when a reused connection closes before the answer; for a POST that means a second
+// generation on the GPU. Without a way back to the start of the body, QNAM reports
+// ContentReSendError instead, and SLP's own retry rule (retry: true, once) decides.
+class OneShotBody : public QIODevice
+{
+public:
+    explicit OneShotBody(QByteArray body, QObject *parent)
+        : QIODevice(parent), m_body(std::move(body))
+    {
+        open(QIODevice::ReadOnly);
+    }
+    bool isSequential() const override { return true; }
+    bool reset() override { return m_pos == 0; }
+    qint64 bytesAvailable() const override
+    {
+        return m_body.size() - m_pos + QIODevice::bytesAvailable();
+    }
+    bool atEnd() const override { return m_pos >= m_body.size() && QIODevice::atEnd(); }
+
+protected:
+    qint64 readData(char *data, qint64 maxSize) override
+    {
+        const qint64 n = std::min<qint64>(maxSize, m_body.size() - m_pos);
+        std::memcpy(data, m_body.constData() + m_pos, size_t(n));
+        m_pos += n;
+        return n;
+    }
+    qint64 writeData(const char *, qint64) override { return -1; }
+
+private:
+    QByteArray m_body;
+    qint64 m_pos = 0;
+};
+
 class QnamCall : public UpstreamCall
 {
 public:
     QnamCall(QnamTransport *transport, QString origin, QNetworkAccessManager *manager,
              QNetworkReply *reply)
-        : m_transport(transport)
-        , m_origin(std::move(origin))
-        , m_manager(manager)
-        , m_reply(reply)
+        : m_transport(transport), m_origin(std::move(origin)), m_manager(manager), m_reply(reply)
     {
         reply->setReadBufferSize(kReplyReadBuffer);
+        // Qt 6.4 starts a request that has a body from a queued call and only then wires the
+        // reply to its HTTP thread: the size set above never reaches that thread, and a slow
+        // client would make SLP buffer the whole response. Set it again right after that start
+        // (queued calls run in order; a reply deleted before then drops the call).
+        QMetaObject::invokeMethod(
+            reply, [reply] { reply->setReadBufferSize(kReplyReadBuffer); }, Qt::QueuedConnection);
         connect(reply, &QNetworkReply::metaDataChanged, this, &QnamCall::onMetaData);
         connect(reply, &QNetworkReply::readyRead, this, &UpstreamCall::readyRead);
         connect(reply, &QNetworkReply::finished, this, &QnamCall::onFinished);
@@ -68,6 +111,7 @@ public:
     }
 
     qint64 bytesAvailable() const override { return m_reply ? m_reply->bytesAvailable() : 0; }
+    bool isRunning() const override { return m_reply && m_reply->isRunning(); }
     QByteArray read(qint64 maxBytes) override
     {
         return m_reply ? m_reply->read(maxBytes) : QByteArray();
@@ -92,6 +136,7 @@ private:
         }
         m_headArrived = true;
         UpstreamHead head;
+        bool chunked = false;
         head.status = status.toInt();
         head.reason = m_reply->attribute(QNetworkRequest::HttpReasonPhraseAttribute).toByteArray();
         const auto pairs = m_reply->rawHeaderPairs();
@@ -109,8 +154,11 @@ private:
                 bool ok = false;
                 const qint64 length = value.trimmed().toLongLong(&ok);
                 head.contentLength = ok ? length : -1;
+            } else if (name.compare("transfer-encoding", Qt::CaseInsensitive) == 0) {
+                chunked = value.toLower().contains("chunked");
             }
         }
+        m_closeDelimited = head.contentLength < 0 && !chunked;
         Q_EMIT headReceived(head);
     }
 
@@ -120,8 +168,18 @@ private:
             onMetaData(); // a head with no separate metaDataChanged (tiny responses)
         }
         m_failure = m_aborted ? Failure::Aborted : classify(m_reply->error(), m_headArrived);
+        // A body without length ends when the upstream closes: that close is its end, though
+        // QNAM reports it as an error (ContentReSendError once it may not re-send the POST).
+        if (m_closeDelimited && m_failure == Failure::BrokenBody &&
+            (m_reply->error() == QNetworkReply::RemoteHostClosedError ||
+             m_reply->error() == QNetworkReply::ContentReSendError)) {
+            m_failure = Failure::None;
+        }
         if (m_failure != Failure::None) {
-            m_errorDetail = m_reply->errorString();
+            // ContentReSendError says only "Unknown error": it means the connection closed.
+            m_errorDetail = m_reply->error() == QNetworkReply::ContentReSendError
+                                ? QStringLiteral("connection closed by the upstream")
+                                : m_reply->errorString();
         }
         releaseSlot();
         Q_EMIT finished();
@@ -140,15 +198,14 @@ private:
     QNetworkAccessManager *m_manager;
     QPointer<QNetworkReply> m_reply;
     bool m_aborted = false;
+    bool m_closeDelimited = false;
 };
 
 QnamTransport::QnamTransport(int maxConnectionsPerOrigin, QObject *parent)
-    : QObject(parent)
-    , m_maxManagersPerOrigin(
-          std::max(1, (maxConnectionsPerOrigin + kQnamConnectionsPerHost - 1) /
-                          kQnamConnectionsPerHost))
-{
-}
+    : QObject(parent),
+      m_maxManagersPerOrigin(std::max(1, (maxConnectionsPerOrigin + kQnamConnectionsPerHost - 1) /
+                                             kQnamConnectionsPerHost))
+{}
 
 QnamTransport::~QnamTransport() = default;
 
@@ -174,7 +231,8 @@ QNetworkAccessManager *QnamTransport::acquire(const QString &origin)
             best = &slot;
         }
     }
-    if (!best || (best->active >= kQnamConnectionsPerHost && pool.size() < m_maxManagersPerOrigin)) {
+    if (!best ||
+        (best->active >= kQnamConnectionsPerHost && pool.size() < m_maxManagersPerOrigin)) {
         auto *manager = new QNetworkAccessManager(this);
         // Every default below would make the proxy lie about bytes or destinations.
         manager->setProxy(QNetworkProxy::NoProxy);
@@ -206,9 +264,8 @@ void QnamTransport::release(const QString &origin, QNetworkAccessManager *manage
 
 std::unique_ptr<UpstreamCall> QnamTransport::start(const UpstreamRequest &request)
 {
-    const QString origin = request.url.scheme() + QLatin1String("://") +
-                           request.url.host() + QLatin1Char(':') +
-                           QString::number(request.url.port());
+    const QString origin = request.url.scheme() + QLatin1String("://") + request.url.host() +
+                           QLatin1Char(':') + QString::number(request.url.port());
     QNetworkAccessManager *manager = acquire(origin);
 
     QNetworkRequest qreq(request.url);
@@ -216,8 +273,7 @@ std::unique_ptr<UpstreamCall> QnamTransport::start(const UpstreamRequest &reques
                       QNetworkRequest::ManualRedirectPolicy);
     qreq.setAttribute(QNetworkRequest::CookieLoadControlAttribute, QNetworkRequest::Manual);
     qreq.setAttribute(QNetworkRequest::CookieSaveControlAttribute, QNetworkRequest::Manual);
-    qreq.setAttribute(QNetworkRequest::CacheLoadControlAttribute,
-                      QNetworkRequest::AlwaysNetwork);
+    qreq.setAttribute(QNetworkRequest::CacheLoadControlAttribute, QNetworkRequest::AlwaysNetwork);
     qreq.setAttribute(QNetworkRequest::CacheSaveControlAttribute, false);
     qreq.setAttribute(QNetworkRequest::Http2AllowedAttribute, false);
     qreq.setAttribute(QNetworkRequest::HttpPipeliningAllowedAttribute, false);
@@ -225,14 +281,14 @@ std::unique_ptr<UpstreamCall> QnamTransport::start(const UpstreamRequest &reques
 
     bool hasAcceptEncoding = false;
     for (const auto &[name, value] : request.headers) {
-        // QNAM keeps one value per name: repeated request headers are joined as RFC 9110
-        // allows for list-valued fields (Cookie with "; ").
+        // QNAM keeps one value per name. To keep repeated headers apart on the wire, the later
+        // values ride in the first one's value behind "\r\n<name>: ": QNAM writes values as
+        // they are, and SLP refused CR, LF and NUL in every inbound header already.
         const QByteArray existing = qreq.rawHeader(name);
         if (existing.isEmpty()) {
             qreq.setRawHeader(name, value);
         } else {
-            const bool cookie = name.compare("cookie", Qt::CaseInsensitive) == 0;
-            qreq.setRawHeader(name, existing + (cookie ? "; " : ", ") + value);
+            qreq.setRawHeader(name, existing + "\r\n" + name + ": " + value);
         }
         hasAcceptEncoding =
             hasAcceptEncoding || name.compare("accept-encoding", Qt::CaseInsensitive) == 0;
@@ -243,7 +299,11 @@ std::unique_ptr<UpstreamCall> QnamTransport::start(const UpstreamRequest &reques
         qreq.setRawHeader("Accept-Encoding", "identity");
     }
 
-    QNetworkReply *reply = manager->sendCustomRequest(qreq, request.method, request.body);
+    qreq.setAttribute(QNetworkRequest::DoNotBufferUploadDataAttribute, true);
+    qreq.setHeader(QNetworkRequest::ContentLengthHeader, request.body.size());
+    auto *body = new OneShotBody(request.body, nullptr); // owned by the reply (below)
+    QNetworkReply *reply = manager->sendCustomRequest(qreq, request.method, body);
+    body->setParent(reply);
     return std::make_unique<QnamCall>(this, origin, manager, reply);
 }
 

@@ -42,12 +42,8 @@ QString scanError(const BodyScan &scan)
 
 RequestRouter::RequestRouter(const RouteTable *table, UpstreamTransport &transport,
                              MetricsRegistry &metrics, RouterOptions options)
-    : m_table(table)
-    , m_transport(transport)
-    , m_metrics(metrics)
-    , m_options(options)
-{
-}
+    : m_table(table), m_transport(transport), m_metrics(metrics), m_options(options)
+{}
 
 void RequestRouter::answer(ResponseSlot *slot, const QByteArray &response)
 {
@@ -60,8 +56,8 @@ void RequestRouter::answerError(ResponseSlot *slot, const InboundRequest &reques
                                 const QString &param)
 {
     Q_UNUSED(request);
-    answer(slot, localErrorResponse(status, message, newRequestId(), slot->clientKeepAlive(),
-                                    code, param));
+    answer(slot, localErrorResponse(status, message, newRequestId(), slot->clientKeepAlive(), code,
+                                    param));
 }
 
 void RequestRouter::handle(InboundRequest request, ResponseSlot *slot)
@@ -87,12 +83,13 @@ void RequestRouter::handle(InboundRequest request, ResponseSlot *slot)
             return answerError(slot, request, 405, QStringLiteral("/v1/models answers GET only"));
         }
         const QUrlQuery params(QString::fromUtf8(query));
-        const bool debug = debugRequested(params.hasQueryItem(QStringLiteral("debug")),
-                                          params.queryItemValue(QStringLiteral("debug"),
-                                                                QUrl::FullyDecoded));
-        return answer(slot, localResponse(200, "application/json",
-                                          catalogToJson(m_table->catalog(m_options.startedAt), debug),
-                                          newRequestId(), slot->clientKeepAlive()));
+        const bool debug =
+            debugRequested(params.hasQueryItem(QStringLiteral("debug")),
+                           params.queryItemValue(QStringLiteral("debug"), QUrl::FullyDecoded));
+        return answer(slot,
+                      localResponse(200, "application/json",
+                                    catalogToJson(m_table->catalog(m_options.startedAt), debug),
+                                    newRequestId(), slot->clientKeepAlive()));
     }
     if (path.startsWith("/v1/models/") && get) {
         const QString id = QUrl::fromPercentEncoding(path.mid(11));
@@ -109,16 +106,16 @@ void RequestRouter::handle(InboundRequest request, ResponseSlot *slot)
         // The list's single entry is the object OpenAI's retrieve-model endpoint returns.
         const qsizetype open = list.indexOf('[');
         const qsizetype close = list.lastIndexOf(']');
-        return answer(slot, localResponse(200, "application/json",
-                                          list.mid(open + 1, close - open - 1), newRequestId(),
-                                          slot->clientKeepAlive()));
+        return answer(slot,
+                      localResponse(200, "application/json", list.mid(open + 1, close - open - 1),
+                                    newRequestId(), slot->clientKeepAlive()));
     }
     if (path.startsWith("/v1/")) {
         if (request.method != "POST") {
-            return answerError(slot, request, 405,
-                               QStringLiteral("%1 is not allowed on %2: model requests are POSTs")
-                                   .arg(QString::fromLatin1(request.method),
-                                        QString::fromUtf8(path)));
+            return answerError(
+                slot, request, 405,
+                QStringLiteral("%1 is not allowed on %2: model requests are POSTs")
+                    .arg(QString::fromLatin1(request.method), QString::fromUtf8(path)));
         }
         return forward(request, slot);
     }
@@ -192,11 +189,27 @@ void RequestRouter::forward(InboundRequest &request, ResponseSlot *slot)
     plan.request.method = request.method;
     plan.request.url = QUrl::fromEncoded(route.origin.toUtf8() + request.target, QUrl::StrictMode);
     plan.request.headers = std::move(headers.forward);
-    plan.request.body = rename ? spliceModel(request.body, scan, upstreamModel)
-                               : std::move(request.body);
+    // aggregate: a non-streaming chat/completions request goes upstream with "stream": true,
+    // so the route timeout bounds time to first token; the logprobs family stays as asked.
+    const qsizetype query = request.target.indexOf('?');
+    const QByteArray path = query < 0 ? request.target : request.target.left(query);
+    const bool chat = path == "/v1/chat/completions";
+    QByteArray streamed;
+    if (route.aggregate && (chat || path == "/v1/completions") &&
+        scan.stream != BodyScan::Stream::True && !scan.wantsLogprobs) {
+        streamed = spliceStreamTrue(request.body, scan, rename ? upstreamModel : QString());
+    }
+    if (!streamed.isEmpty()) {
+        plan.aggregate = chat ? ForwardPlan::Aggregate::Chat : ForwardPlan::Aggregate::Completion;
+        plan.request.body = std::move(streamed);
+    } else {
+        plan.request.body =
+            rename ? spliceModel(request.body, scan, upstreamModel) : std::move(request.body);
+    }
 
     // 4. forward.
-    auto *exchange = new ForwardExchange(std::move(plan), m_transport, m_metrics, slot); // owned by slot
+    auto *exchange =
+        new ForwardExchange(std::move(plan), m_transport, m_metrics, slot); // owned by slot
     exchange->start();
 }
 

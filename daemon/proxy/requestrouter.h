@@ -39,6 +39,7 @@ public:
                   RouterOptions options);
 
     void setTable(const RouteTable *table) { m_table = table; }
+    void setOptions(const RouterOptions &options) { m_options = options; }
     void handle(InboundRequest request, ResponseSlot *slot);
 
 private:

@@ -3,8 +3,7 @@
 namespace slp {
 
 RouteTable::RouteTable(Config config)
-    : m_config(std::move(config))
-    , m_discovery(m_config.routes.size())
+    : m_config(std::move(config)), m_discovery(m_config.routes.size())
 {
     m_index.reserve(m_config.routes.size());
     for (qsizetype i = 0; i < m_config.routes.size(); ++i) {
@@ -26,10 +25,10 @@ QString RouteTable::upstreamModel(qsizetype index) const
         // .Model is the backend's current upstream name: discovered once known, else its id.
         const Route &backend = route(r.followsRoute);
         const QString current = m_discovery[r.followsRoute].name;
-        return r.modelTemplate->render({{QStringLiteral("Name"), backend.id},
-                                        {QStringLiteral("URL"), backend.origin},
-                                        {QStringLiteral("Model"),
-                                         current.isEmpty() ? backend.id : current}});
+        return r.modelTemplate->render(
+            {{QStringLiteral("Name"), backend.id},
+             {QStringLiteral("URL"), backend.origin},
+             {QStringLiteral("Model"), current.isEmpty() ? backend.id : current}});
     }
     }
     return {};

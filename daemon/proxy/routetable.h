@@ -12,8 +12,8 @@ namespace slp {
 // What discovery has learned about one backend route. The only runtime state SLP has.
 struct DiscoveryState
 {
-    QString name;        // the probed name in use; empty until one is known
-    QString lastProbe;   // ok | ambiguous | error; empty until the first probe
+    QString name;      // the probed name in use; empty until one is known
+    QString lastProbe; // ok | ambiguous | error; empty until the first probe
     QDateTime lastProbeAt;
     bool ambiguous = false;
 };

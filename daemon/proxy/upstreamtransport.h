@@ -26,7 +26,7 @@ struct UpstreamHead
 {
     int status = 0;
     QByteArray reason;
-    HeaderList headers;       // as received, hop-by-hop included; the core filters
+    HeaderList headers;        // as received, hop-by-hop included; the core filters
     qint64 contentLength = -1; // -1: none given (the core frames the body itself)
 };
 
@@ -37,14 +37,15 @@ class UpstreamCall : public QObject
 {
     Q_OBJECT
 public:
-    enum class Failure {
+    enum class Failure
+    {
         None,
-        Refused,      // connect refused
-        Closed,       // closed or reset before a response head
-        NameLookup,   // host not found
-        Protocol,     // malformed or oversized response head, garbage
-        BrokenBody,   // the connection died after the head, before the body's end
-        Aborted,      // we aborted (timeout or client gone)
+        Refused,    // connect refused
+        Closed,     // closed or reset before a response head
+        NameLookup, // host not found
+        Protocol,   // malformed or oversized response head, garbage
+        BrokenBody, // the connection died after the head, before the body's end
+        Aborted,    // we aborted (timeout or client gone)
         Other,
     };
 
@@ -52,6 +53,7 @@ public:
     ~UpstreamCall() override = default;
 
     virtual qint64 bytesAvailable() const = 0;
+    virtual bool isRunning() const = 0;
     virtual QByteArray read(qint64 maxBytes) = 0;
     // Stops the exchange at once and closes its connection; finished() may be emitted
     // synchronously from inside abort().

@@ -9,12 +9,9 @@ namespace slp {
 
 // ---------------------------------------------------------------------------------------------
 ResponseSlot::ResponseSlot(ClientConnection *connection, bool keepAlive, int versionMinor)
-    : QObject(connection)
-    , m_connection(connection)
-    , m_keepAlive(keepAlive)
-    , m_versionMinor(versionMinor)
-{
-}
+    : QObject(connection), m_connection(connection), m_keepAlive(keepAlive),
+      m_versionMinor(versionMinor)
+{}
 
 void ResponseSlot::write(const QByteArray &bytes)
 {
@@ -60,9 +57,7 @@ bool ResponseSlot::isWritable() const
 
 // ---------------------------------------------------------------------------------------------
 ClientConnection::ClientConnection(QTcpSocket *socket, const ConnectionLimits &limits)
-    : QObject(socket)
-    , m_socket(socket)
-    , m_limits(limits)
+    : QObject(socket), m_socket(socket), m_limits(limits)
 {
     m_headerTimer.setSingleShot(true);
     m_idleTimer.setSingleShot(true);
@@ -77,7 +72,8 @@ ClientConnection::ClientConnection(QTcpSocket *socket, const ConnectionLimits &l
     connect(socket, &QTcpSocket::readyRead, this, &ClientConnection::onReadyRead);
     connect(socket, &QTcpSocket::bytesWritten, this, &ClientConnection::onBytesWritten);
     connect(socket, &QTcpSocket::disconnected, this, &ClientConnection::onDisconnected);
-    armTimers();
+    // A connection that never sends a byte gets the header timeout, not the idle timeout.
+    m_headerTimer.start(m_limits.headerTimeout);
 }
 
 ClientConnection::~ClientConnection() = default;
@@ -111,7 +107,9 @@ void ClientConnection::onReadyRead()
         m_haveCurrent = false;
         m_continueSent = false;
         m_bodySeen = 0;
+        m_chunked.reset();
     }
+    QByteArray fresh; // the bytes of this request not looked at yet
     if (!m_haveCurrent) {
         const qint64 cap = m_limits.head.maxHeaderBytes + 8192;
         if (continuing) {
@@ -134,6 +132,13 @@ void ClientConnection::onReadyRead()
         m_bodySeen = m_accumulated.size() - head.headLength;
         m_current = std::move(head);
         m_haveCurrent = true;
+        if (m_current.chunked) {
+            m_chunked.emplace();
+            // Everything after the head, not only what the head check peeked at.
+            const qint64 total = continuing ? m_accumulated.size() : available;
+            const QByteArray all = continuing ? m_accumulated : m_socket->peek(total);
+            fresh = all.mid(m_current.headLength);
+        }
         m_accumulated.clear();
         // QtHttpServer ignores Expect: clients such as curl would wait a second before the body.
         const bool hasBody = m_current.chunked || m_current.contentLength > 0;
@@ -143,12 +148,23 @@ void ClientConnection::onReadyRead()
         }
     } else if (continuing) {
         m_bodySeen += available;
+        if (m_chunked) {
+            fresh = m_socket->peek(available);
+        }
     }
-    // A chunked body has no length up front: stop it as soon as it outgrows the limit (with
-    // room for chunk framing), before Qt has buffered the rest.
-    if (m_haveCurrent && m_current.chunked &&
-        m_bodySeen > m_limits.head.maxBodyBytes + m_limits.head.maxBodyBytes / 16 + 65536) {
-        rejectWith(413, "request body too large");
+    if (m_chunked && !fresh.isEmpty()) {
+        const auto result = m_chunked->feed(fresh);
+        if (result == ChunkedBodyValidator::Result::Error) {
+            rejectWith(400, "malformed chunked body: " + m_chunked->error());
+            return;
+        }
+        if (m_chunked->dataBytes() > m_limits.head.maxBodyBytes) {
+            rejectWith(413, "request body too large");
+            return;
+        }
+        if (result == ChunkedBodyValidator::Result::Done) {
+            m_chunked.reset(); // what follows is the next request, checked when Qt gets to it
+        }
     }
 }
 
@@ -264,11 +280,8 @@ void ClientConnection::onDisconnected()
 
 // ---------------------------------------------------------------------------------------------
 ClientListener::ClientListener(const ConnectionLimits &limits, int maxConnections, QObject *parent)
-    : QTcpServer(parent)
-    , m_limits(limits)
-    , m_maxConnections(maxConnections)
-{
-}
+    : QTcpServer(parent), m_limits(limits), m_maxConnections(maxConnections)
+{}
 
 void ClientListener::incomingConnection(qintptr handle)
 {

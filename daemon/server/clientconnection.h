@@ -11,7 +11,7 @@
 #include <QTimer>
 
 #include <chrono>
-
+#include <optional>
 
 namespace slp {
 
@@ -102,10 +102,11 @@ private:
     QPointer<QTcpSocket> m_socket;
     ConnectionLimits m_limits;
     QList<QPointer<ResponseSlot>> m_queue;
-    RequestHead m_current;      // the head of the request being received
+    RequestHead m_current; // the head of the request being received
     bool m_haveCurrent = false;
-    QByteArray m_accumulated;   // head bytes seen so far, until the head is complete
-    qint64 m_bodySeen = 0;      // body bytes of the current request seen so far
+    QByteArray m_accumulated; // head bytes seen so far, until the head is complete
+    qint64 m_bodySeen = 0;    // body bytes of the current request seen so far
+    std::optional<ChunkedBodyValidator> m_chunked; // the current request's chunked body
     bool m_continueSent = false;
     bool m_rejected = false;
     bool m_closing = false;

@@ -35,10 +35,9 @@ ConnectionLimits limitsOf(const Config &config)
 }
 } // namespace
 
-Daemon::Daemon(Config config, QString configPath, QObject *parent)
-    : QObject(parent)
-    , m_config(std::move(config))
-    , m_configPath(std::move(configPath))
+Daemon::Daemon(Config config, QString configPath, ConfigLoader loader, QObject *parent)
+    : QObject(parent), m_config(std::move(config)), m_configPath(std::move(configPath)),
+      m_loader(std::move(loader)), m_startedAt(QDateTime::currentSecsSinceEpoch())
 {
     declareSlpMetrics(m_metrics);
     m_table = std::make_unique<RouteTable>(m_config);
@@ -46,18 +45,15 @@ Daemon::Daemon(Config config, QString configPath, QObject *parent)
     RouterOptions options;
     options.logRequests = m_config.logRequests;
     options.maxBodyBytes = m_config.maxBodyBytes;
-    options.startedAt = QDateTime::currentSecsSinceEpoch();
+    options.startedAt = m_startedAt;
     m_router = std::make_unique<RequestRouter>(m_table.get(), *m_transport, m_metrics, options);
-    m_front = new HttpFront(
-        [this](InboundRequest request, ResponseSlot *slot) {
-            m_router->handle(std::move(request), slot);
-        },
-        this);
+    m_front =
+        new HttpFront([this](InboundRequest request,
+                             ResponseSlot *slot) { m_router->handle(std::move(request), slot); },
+                      this);
     m_signals = new SignalWatcher(this);
     connect(m_signals, &SignalWatcher::terminateRequested, this, &Daemon::beginShutdown);
-    connect(m_signals, &SignalWatcher::reloadRequested, this, [] {
-        qCWarning(lcServer) << "SIGHUP: config reload is not implemented yet; restart to apply";
-    });
+    connect(m_signals, &SignalWatcher::reloadRequested, this, &Daemon::reload);
     refreshModelInfo();
 }
 
@@ -69,30 +65,35 @@ Daemon::~Daemon()
     m_front = nullptr;
 }
 
-bool Daemon::start(QString *error)
+void Daemon::logRouteDump(const QString &headline) const
 {
     int width = 0;
     for (const Route &r : m_config.routes) {
         width = std::max(width, int(r.id.size()));
     }
-    qCInfo(lcServer).noquote() << QStringLiteral("slp %1: %2 routes from %3")
-                                      .arg(QStringLiteral(SLP_VERSION))
-                                      .arg(m_config.routes.size())
-                                      .arg(m_configPath);
+    qCInfo(lcServer).noquote() << headline;
     for (qsizetype i = 0; i < m_config.routes.size(); ++i) {
         qCInfo(lcServer).noquote() << routeDumpLine(m_config, int(i), width);
     }
+}
 
+bool Daemon::start(QString *error)
+{
+    logRouteDump(QStringLiteral("slp %1: %2 routes from %3")
+                     .arg(QStringLiteral(SLP_VERSION))
+                     .arg(m_config.routes.size())
+                     .arg(m_configPath));
     auto *listener = new ClientListener(limitsOf(m_config), m_config.maxConnections, this);
+    // Qt's default backlog of 50 drops SYNs in a burst of new clients (a 1 s retry each).
+    listener->setListenBacklogSize(4096);
     if (!listener->listen(m_config.listen.host, m_config.listen.port)) {
         *error = QStringLiteral("cannot listen on %1: %2")
                      .arg(m_config.listen.text, listener->errorString());
         delete listener;
         return false;
     }
-    connect(listener, &ClientListener::connectionCountChanged, this, [this](int open) {
-        m_metrics.set(metric::clientConnections, {}, open);
-    });
+    connect(listener, &ClientListener::connectionCountChanged, this,
+            [this](int open) { m_metrics.set(metric::clientConnections, {}, open); });
     m_front->bind(listener);
     m_listener = listener;
     QString host = listener->serverAddress().toString();
@@ -115,15 +116,99 @@ void Daemon::startDiscovery()
     m_discoveryNetwork->setCache(nullptr);
     m_discoveryNetwork->setTransferTimeout(0);
     for (qsizetype i = 0; i < m_table->size(); ++i) {
-        if (m_table->route(i).nameSource != NameSource::Discover) {
-            continue; // pinned backends and editions are never probed
+        if (m_table->route(i).nameSource == NameSource::Discover) {
+            startSupervisor(i); // pinned backends and editions are never probed
         }
-        auto *supervisor = new DiscoverySupervisor(m_table.get(), i, m_config.discovery,
-                                                   m_discoveryNetwork, m_metrics, this);
-        connect(supervisor, &DiscoverySupervisor::nameChanged, this, &Daemon::refreshModelInfo);
-        m_supervisors.append(supervisor);
-        supervisor->start();
     }
+}
+
+void Daemon::startSupervisor(qsizetype routeIndex)
+{
+    auto *supervisor = new DiscoverySupervisor(m_table.get(), routeIndex, m_config.discovery,
+                                               m_discoveryNetwork, m_metrics, this);
+    connect(supervisor, &DiscoverySupervisor::nameChanged, this, &Daemon::refreshModelInfo);
+    m_supervisors.append(supervisor);
+    supervisor->start();
+}
+
+void Daemon::reload()
+{
+    ConfigResult result = m_loader();
+    if (const auto *errors = std::get_if<QList<ConfigError>>(&result)) {
+        qCWarning(lcConfig).noquote()
+            << QStringLiteral("reload: %1 has %2 error(s); still serving the previous config")
+                   .arg(m_configPath)
+                   .arg(errors->size());
+        for (const ConfigError &e : *errors) {
+            qCWarning(lcConfig).noquote() << QStringLiteral("reload: ") + e.toString();
+        }
+        return;
+    }
+    Config next = std::get<Config>(std::move(result));
+    if (next.listen.text != m_config.listen.text) {
+        qCWarning(lcConfig).noquote()
+            << QStringLiteral("reload: listen changed to %1: that needs a restart; still listening "
+                              "on %2")
+                   .arg(next.listen.text, m_config.listen.text);
+    }
+    next.listen = m_config.listen;
+    if (next.maxUpstreamConnections != m_config.maxUpstreamConnections ||
+        next.upstreamTransport != m_config.upstreamTransport) {
+        qCWarning(lcConfig) << "reload: upstream transport settings change on restart only";
+        next.maxUpstreamConnections = m_config.maxUpstreamConnections;
+        next.upstreamTransport = m_config.upstreamTransport;
+    }
+
+    auto table = std::make_unique<RouteTable>(next);
+    // Backends whose id, url and discovery settings are unchanged keep their supervisor and
+    // what it learned; the others start afresh.
+    const bool sameSchedule = next.discovery.backoffInitial == m_config.discovery.backoffInitial &&
+                              next.discovery.backoffMax == m_config.discovery.backoffMax &&
+                              next.discovery.recheck == m_config.discovery.recheck &&
+                              next.discovery.probeTimeout == m_config.discovery.probeTimeout;
+    QList<DiscoverySupervisor *> kept;
+    QList<bool> supervised(table->size(), false);
+    for (DiscoverySupervisor *supervisor : std::as_const(m_supervisors)) {
+        const Route &old = m_table->route(supervisor->routeIndex());
+        const qsizetype index = table->find(old.id);
+        if (sameSchedule && index >= 0 && table->route(index).nameSource == NameSource::Discover &&
+            table->route(index).origin == old.origin) {
+            table->discovery(index) = m_table->discovery(supervisor->routeIndex());
+            supervisor->rebind(table.get(), index);
+            supervised[index] = true;
+            kept.append(supervisor);
+            continue;
+        }
+        if (index < 0 || table->route(index).nameSource != NameSource::Discover) {
+            m_metrics.remove(metric::modelAmbiguous, {{QStringLiteral("model_id"), old.id}});
+        }
+        delete supervisor; // aborts its probe, if one is running
+    }
+    m_supervisors = kept;
+
+    // Swap between requests: the event loop runs one thing at a time, and every request in
+    // flight carries its own copy of what it needs from its route.
+    m_config = std::move(next);
+    m_table = std::move(table);
+    m_router->setTable(m_table.get());
+    RouterOptions options;
+    options.logRequests = m_config.logRequests;
+    options.maxBodyBytes = m_config.maxBodyBytes;
+    options.startedAt = m_startedAt;
+    m_router->setOptions(options);
+    if (m_listener) {
+        m_listener->setLimits(limitsOf(m_config)); // new connections get the new limits
+    }
+    if (m_discoveryNetwork) {
+        for (qsizetype i = 0; i < m_table->size(); ++i) {
+            if (m_table->route(i).nameSource == NameSource::Discover && !supervised[i]) {
+                startSupervisor(i);
+            }
+        }
+    }
+    refreshModelInfo();
+    logRouteDump(
+        QStringLiteral("reload: %1 routes from %2").arg(m_config.routes.size()).arg(m_configPath));
 }
 
 void Daemon::refreshModelInfo()
@@ -154,7 +239,8 @@ void Daemon::beginShutdown(int signal)
     if (m_listener) {
         m_listener->close(); // stop accepting; the kernel refuses new connections
     }
-    qCInfo(lcServer).noquote() << QStringLiteral("signal %1: draining in-flight requests for up to %2")
+    qCInfo(lcServer).noquote() << QStringLiteral(
+                                      "signal %1: draining in-flight requests for up to %2")
                                       .arg(signal)
                                       .arg(formatGoDuration(m_config.shutdownGrace));
     m_drainDeadline = QDateTime::currentMSecsSinceEpoch() + toMs(m_config.shutdownGrace).count();

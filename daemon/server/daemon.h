@@ -7,6 +7,7 @@
 #include <QObject>
 #include <QPointer>
 
+#include <functional>
 #include <memory>
 
 class QNetworkAccessManager;
@@ -27,11 +28,18 @@ class Daemon : public QObject
 {
     Q_OBJECT
 public:
-    Daemon(Config config, QString configPath, QObject *parent = nullptr);
+    // `loader` reads and compiles the config file again (command-line overrides applied) for
+    // SIGHUP.
+    using ConfigLoader = std::function<ConfigResult()>;
+    Daemon(Config config, QString configPath, ConfigLoader loader, QObject *parent = nullptr);
     ~Daemon() override;
 
     // Listens and logs the route dump; false with `error` set when the address is unusable.
     bool start(QString *error);
+    // SIGHUP: a config that fails to compile is logged and ignored; a good one replaces the
+    // table between requests (in-flight requests finish on the route they started on) and
+    // discovery state survives for backends whose id, url and settings did not change.
+    void reload();
 
 Q_SIGNALS:
     void finished(int exitCode);
@@ -40,17 +48,21 @@ private:
     void beginShutdown(int signal);
     void checkDrained();
     void startDiscovery();
+    void startSupervisor(qsizetype routeIndex);
+    void logRouteDump(const QString &headline) const;
     void refreshModelInfo();
 
     Config m_config;
     QString m_configPath;
+    ConfigLoader m_loader;
+    qint64 m_startedAt = 0;
     MetricsRegistry m_metrics;
     std::unique_ptr<RouteTable> m_table;
     std::unique_ptr<QnamTransport> m_transport;
     std::unique_ptr<RequestRouter> m_router;
-    HttpFront *m_front = nullptr;         // Qt child
-    QPointer<ClientListener> m_listener;  // owned by m_front after bind()
-    SignalWatcher *m_signals = nullptr;   // Qt child
+    HttpFront *m_front = nullptr;                        // Qt child
+    QPointer<ClientListener> m_listener;                 // owned by m_front after bind()
+    SignalWatcher *m_signals = nullptr;                  // Qt child
     QNetworkAccessManager *m_discoveryNetwork = nullptr; // Qt child
     QList<DiscoverySupervisor *> m_supervisors;          // Qt children
     bool m_draining = false;

@@ -13,8 +13,8 @@ namespace slp {
 QByteArray reasonPhrase(int status);
 
 // {"error":{"message":...,"type":...,"param":...,"code":...}}; an empty code or param is null.
-QByteArray openAiErrorJson(const QString &message, const QString &type,
-                           const QByteArray &code = {}, const QString &param = {});
+QByteArray openAiErrorJson(const QString &message, const QString &type, const QByteArray &code = {},
+                           const QString &param = {});
 
 // A complete response with Content-Length and X-Request-Id (a fresh id when `requestId` is
 // empty); "Connection: close" when the connection will close after it.

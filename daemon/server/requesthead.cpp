@@ -83,7 +83,9 @@ RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limit
     }
     const QByteArrayView line = data.sliced(start, lineEnd - 1 - start);
     if (line.startsWith("PRI * HTTP/2")) {
-        return reject(head, 505, "HTTP/2 is not served here: speak HTTP/1.1 (put TLS and HTTP/2 in front, e.g. Caddy)");
+        return reject(
+            head, 505,
+            "HTTP/2 is not served here: speak HTTP/1.1 (put TLS and HTTP/2 in front, e.g. Caddy)");
     }
     const qsizetype sp1 = line.indexOf(' ');
     const qsizetype sp2 = sp1 < 0 ? -1 : line.indexOf(' ', sp1 + 1);
@@ -210,6 +212,146 @@ RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limit
     head.headLength = pos;
     head.state = RequestHead::State::Complete;
     return head;
+}
+
+ChunkedBodyValidator::Result ChunkedBodyValidator::fail(const char *why)
+{
+    m_state = State::Error;
+    m_error = why;
+    return Result::Error;
+}
+
+ChunkedBodyValidator::Result ChunkedBodyValidator::feed(QByteArrayView data, qsizetype *consumed)
+{
+    qsizetype i = 0;
+    const qsizetype n = data.size();
+    const auto hexValue = [](char c) {
+        return c >= '0' && c <= '9'   ? c - '0'
+               : c >= 'a' && c <= 'f' ? c - 'a' + 10
+               : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                      : -1;
+    };
+    while (i < n && m_state != State::Done && m_state != State::Error) {
+        const char c = data[i];
+        switch (m_state) {
+        case State::Size:
+            if (hexValue(c) >= 0) {
+                if (++m_digits > 15) {
+                    return fail("chunk size too long");
+                }
+                m_size = m_size * 16 + hexValue(c);
+            } else if (m_digits == 0) {
+                return fail("chunk size is not hexadecimal");
+            } else if (c == ' ' || c == '\t') {
+                m_state = State::SizeSpace;
+            } else if (c == ';') {
+                m_state = State::Extension;
+            } else if (c == '\r') {
+                m_state = State::SizeLf;
+            } else {
+                return fail("chunk size is not hexadecimal");
+            }
+            ++i;
+            break;
+        case State::SizeSpace:
+            if (c == ';') {
+                m_state = State::Extension;
+            } else if (c == '\r') {
+                m_state = State::SizeLf;
+            } else if (c != ' ' && c != '\t') {
+                return fail("junk after chunk size");
+            }
+            ++i;
+            break;
+        case State::Extension:
+            if (c == '\r') {
+                m_state = State::SizeLf;
+            } else if (c == '\n' || c == '\0') {
+                return fail("bad chunk extension");
+            }
+            ++i;
+            break;
+        case State::SizeLf:
+            if (c != '\n') {
+                return fail("chunk size line must end with CRLF");
+            }
+            ++i;
+            if (m_size == 0) {
+                m_state = State::TrailerStart;
+            } else {
+                m_remaining = m_size;
+                m_state = State::Data;
+            }
+            break;
+        case State::Data: {
+            const qint64 take = std::min<qint64>(m_remaining, n - i);
+            i += take;
+            m_remaining -= take;
+            m_dataBytes += take;
+            if (m_remaining == 0) {
+                m_state = State::DataCr;
+            }
+            break;
+        }
+        case State::DataCr:
+            if (c != '\r') {
+                return fail("chunk data longer than its size");
+            }
+            m_state = State::DataLf;
+            ++i;
+            break;
+        case State::DataLf:
+            if (c != '\n') {
+                return fail("chunk data must end with CRLF");
+            }
+            m_state = State::Size;
+            m_digits = 0;
+            m_size = 0;
+            ++i;
+            break;
+        case State::TrailerStart:
+            if (c == '\r') {
+                m_state = State::FinalLf;
+            } else if (isTokenChar(c)) {
+                m_state = State::Trailer;
+            } else {
+                return fail("malformed trailer field");
+            }
+            ++i;
+            break;
+        case State::Trailer:
+            if (c == '\r') {
+                m_state = State::TrailerLf;
+            } else if (c == '\n' || c == '\0') {
+                return fail("malformed trailer field");
+            }
+            ++i;
+            break;
+        case State::TrailerLf:
+            if (c != '\n') {
+                return fail("trailer line must end with CRLF");
+            }
+            m_state = State::TrailerStart;
+            ++i;
+            break;
+        case State::FinalLf:
+            if (c != '\n') {
+                return fail("chunked body must end with CRLF");
+            }
+            m_state = State::Done;
+            ++i;
+            break;
+        case State::Done:
+        case State::Error:
+            break;
+        }
+    }
+    if (consumed) {
+        *consumed = i;
+    }
+    return m_state == State::Done    ? Result::Done
+           : m_state == State::Error ? Result::Error
+                                     : Result::NeedMore;
 }
 
 } // namespace slp

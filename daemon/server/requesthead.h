@@ -19,7 +19,12 @@ struct RequestHeadLimits
 
 struct RequestHead
 {
-    enum class State { Incomplete, Complete, Rejected };
+    enum class State
+    {
+        Incomplete,
+        Complete,
+        Rejected
+    };
     State state = State::Incomplete;
 
     // Rejected: the status to answer (400, 413, 414, 431, 501, 505) and why.
@@ -28,13 +33,13 @@ struct RequestHead
 
     qsizetype headLength = 0; // bytes up to and including the blank line
     QByteArray method;
-    QByteArray target;        // exactly as sent: path and query verbatim
-    int versionMinor = 1;     // HTTP/1.x
+    QByteArray target;                            // exactly as sent: path and query verbatim
+    int versionMinor = 1;                         // HTTP/1.x
     QList<QPair<QByteArray, QByteArray>> headers; // in order, repeats kept, values trimmed
-    qint64 contentLength = -1; // -1 when absent
+    qint64 contentLength = -1;                    // -1 when absent
     bool chunked = false;
     bool expectContinue = false;
-    bool keepAlive = true;     // after this request, by version and Connection
+    bool keepAlive = true; // after this request, by version and Connection
 
     QByteArray header(QByteArrayView name) const; // first value, case-insensitive
 };
@@ -45,5 +50,50 @@ RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limit
 
 // RFC 9110 token characters (header names, methods).
 bool isTokenChar(char c);
+
+// Follows a chunked request body as its bytes arrive (RFC 9112 7.1), so a malformed one is
+// refused before Qt's lenient parser reads a bad size as 0 and takes what follows for a new
+// request (request smuggling), and so the body's real size is known for the 413.
+class ChunkedBodyValidator
+{
+public:
+    enum class Result
+    {
+        NeedMore,
+        Done,
+        Error
+    };
+
+    // Consumes body bytes; `consumed` gets how many belong to the body (after Done, the rest
+    // is the next request).
+    Result feed(QByteArrayView data, qsizetype *consumed = nullptr);
+    qint64 dataBytes() const { return m_dataBytes; } // chunk payload so far
+    QByteArray error() const { return m_error; }
+
+private:
+    enum class State
+    {
+        Size,
+        SizeSpace,
+        Extension,
+        SizeLf,
+        Data,
+        DataCr,
+        DataLf,
+        TrailerStart,
+        Trailer,
+        TrailerLf,
+        FinalLf,
+        Done,
+        Error
+    };
+    Result fail(const char *why);
+    State m_state = State::Size;
+    int m_digits = 0;
+    qint64 m_size = 0;
+    qint64 m_remaining = 0;
+    qint64 m_dataBytes = 0;
+    QByteArray m_error;
+};
 
 } // namespace slp

@@ -54,6 +54,9 @@ private slots:
     void peerClosedRecorded();
     void largeResponse();
     void inFlightStats();
+    void childProcessLines();
+    void slpDaemonWithFakeBinary();
+    void runCommandTimeout();
 
 private:
     MockUpstream m_mock;
@@ -83,7 +86,8 @@ void TestMockUpstream::modelsList()
     QVERIFY2(r.ok(), qPrintable(r.error));
     QCOMPARE(r.status, 200);
     QVERIFY(r.header("x-request-id").size() == 28);
-    QVERIFY2(RequestIdRe.match(QString::fromLatin1(r.header("X-Request-Id"))).hasMatch(), r.header("x-request-id"));
+    QVERIFY2(RequestIdRe.match(QString::fromLatin1(r.header("X-Request-Id"))).hasMatch(),
+             r.header("x-request-id"));
     QCOMPARE(r.header("content-length").toInt(), r.body.size());
     const QJsonObject o = jsonObject(r.body);
     QCOMPARE(o.value("object").toString(), "list");
@@ -102,13 +106,15 @@ void TestMockUpstream::modelsList()
 void TestMockUpstream::changeModels()
 {
     QVERIFY(m_mock.setModels({"gamma"}));
-    QJsonArray data = jsonObject(httpRequest("GET", m_mock.url() + "/v1/models").body).value("data").toArray();
+    QJsonArray data =
+        jsonObject(httpRequest("GET", m_mock.url() + "/v1/models").body).value("data").toArray();
     QCOMPARE(data.size(), 1);
     QCOMPARE(data.at(0).toObject().value("id").toString(), "gamma");
     QVERIFY(m_mock.setModels({}));
     data = jsonObject(httpRequest("GET", m_mock.url() + "/v1/models").body).value("data").toArray();
     QCOMPARE(data.size(), 0);
-    const QJsonObject current = jsonObject(httpRequest("GET", m_mock.url() + "/__mock/models").body);
+    const QJsonObject current =
+        jsonObject(httpRequest("GET", m_mock.url() + "/__mock/models").body);
     QCOMPARE(current.value("models").toArray().size(), 0);
 }
 
@@ -137,7 +143,8 @@ void TestMockUpstream::modelsStatusKnob()
 
 void TestMockUpstream::unknownModelIs404()
 {
-    const HttpResult r = httpRequest("POST", m_mock.url() + "/v1/chat/completions", R"({"model":"nope"})");
+    const HttpResult r =
+        httpRequest("POST", m_mock.url() + "/v1/chat/completions", R"({"model":"nope"})");
     QCOMPARE(r.status, 404);
     const QJsonObject err = jsonObject(r.body).value("error").toObject();
     QCOMPARE(err.value("message").toString(), "The model `nope` does not exist.");
@@ -150,7 +157,8 @@ void TestMockUpstream::unknownModelIs404()
 void TestMockUpstream::anyModelWhenListEmpty()
 {
     QVERIFY(m_mock.setModels({}));
-    const HttpResult r = httpRequest("POST", m_mock.url() + "/v1/chat/completions", R"({"model":"whatever"})");
+    const HttpResult r =
+        httpRequest("POST", m_mock.url() + "/v1/chat/completions", R"({"model":"whatever"})");
     QCOMPARE(r.status, 200);
     QCOMPARE(jsonObject(r.body).value("model").toString(), "whatever");
 }
@@ -177,11 +185,19 @@ void TestMockUpstream::chatStreamShape()
     QCOMPARE(first.value("object").toString(), "chat.completion.chunk");
     QCOMPARE(first.value("model").toString(), "alpha");
     QVERIFY(first.value("id").toString().startsWith("chatcmpl-"));
-    QCOMPARE(first.value("choices").toArray().at(0).toObject().value("delta").toObject().value("role").toString(),
+    QCOMPARE(first.value("choices")
+                 .toArray()
+                 .at(0)
+                 .toObject()
+                 .value("delta")
+                 .toObject()
+                 .value("role")
+                 .toString(),
              "assistant");
     QString reasoning, content;
     for (qsizetype i = 1; i < events.size() - 2; ++i) {
-        const QJsonObject choice = jsonObject(events[i]).value("choices").toArray().at(0).toObject();
+        const QJsonObject choice =
+            jsonObject(events[i]).value("choices").toArray().at(0).toObject();
         QVERIFY(choice.value("finish_reason").isNull());
         reasoning += choice.value("delta").toObject().value("reasoning_content").toString();
         content += choice.value("delta").toObject().value("content").toString();
@@ -189,7 +205,8 @@ void TestMockUpstream::chatStreamShape()
     QCOMPARE(reasoning, "Thinking about it");
     QCOMPARE(content, "Hello from alpha word3 word4");
     const QJsonObject last = jsonObject(events[events.size() - 2]);
-    QCOMPARE(last.value("choices").toArray().at(0).toObject().value("finish_reason").toString(), "stop");
+    QCOMPARE(last.value("choices").toArray().at(0).toObject().value("finish_reason").toString(),
+             "stop");
     const QJsonObject usage = last.value("usage").toObject();
     QVERIFY(usage.value("prompt_tokens").toInt() > 0);
     QCOMPARE(usage.value("completion_tokens").toInt(), 7);
@@ -197,8 +214,9 @@ void TestMockUpstream::chatStreamShape()
              usage.value("prompt_tokens").toInt() + usage.value("completion_tokens").toInt());
 
     // X-Mock-Events changes the number of content events.
-    const HttpResult r3 = httpRequest("POST", m_mock.url() + "/v1/chat/completions",
-                                      R"({"model":"beta","stream":true})", {{"X-Mock-Events", "3"}});
+    const HttpResult r3 =
+        httpRequest("POST", m_mock.url() + "/v1/chat/completions",
+                    R"({"model":"beta","stream":true})", {{"X-Mock-Events", "3"}});
     QCOMPARE(sseData(r3.body).size(), 8);
 }
 
@@ -229,14 +247,16 @@ void TestMockUpstream::completionStreamAndFull()
 
 void TestMockUpstream::chatNonStreaming()
 {
-    const HttpResult r = httpRequest("POST", m_mock.url() + "/v1/chat/completions?x=1",
-                                     R"({"model":"beta","messages":[{"role":"user","content":"hi"}]})");
+    const HttpResult r =
+        httpRequest("POST", m_mock.url() + "/v1/chat/completions?x=1",
+                    R"({"model":"beta","messages":[{"role":"user","content":"hi"}]})");
     QCOMPARE(r.status, 200);
     QCOMPARE(r.header("content-type"), QByteArray("application/json"));
     const QJsonObject o = jsonObject(r.body);
     QCOMPARE(o.value("object").toString(), "chat.completion");
     QCOMPARE(o.value("model").toString(), "beta");
-    const QJsonObject msg = o.value("choices").toArray().at(0).toObject().value("message").toObject();
+    const QJsonObject msg =
+        o.value("choices").toArray().at(0).toObject().value("message").toObject();
     QCOMPARE(msg.value("content").toString(), "Hello from beta word3 word4");
     QCOMPARE(msg.value("reasoning_content").toString(), "Thinking about it");
     QVERIFY(o.value("usage").toObject().value("total_tokens").toInt() > 0);
@@ -246,7 +266,8 @@ void TestMockUpstream::chatNonStreaming()
 
 void TestMockUpstream::embeddings()
 {
-    const HttpResult r = httpRequest("POST", m_mock.url() + "/v1/embeddings", R"({"model":"alpha","input":"x"})");
+    const HttpResult r =
+        httpRequest("POST", m_mock.url() + "/v1/embeddings", R"({"model":"alpha","input":"x"})");
     QCOMPARE(r.status, 200);
     const QJsonObject o = jsonObject(r.body);
     QCOMPARE(o.value("object").toString(), "list");
@@ -269,8 +290,9 @@ void TestMockUpstream::echoExactBytes()
 
 void TestMockUpstream::dropAfterGivesIncompleteChunked()
 {
-    const HttpResult r = httpRequest("POST", m_mock.url() + "/v1/chat/completions",
-                                     R"({"model":"alpha","stream":true})", {{"X-Mock-Drop-After", "3"}});
+    const HttpResult r =
+        httpRequest("POST", m_mock.url() + "/v1/chat/completions",
+                    R"({"model":"alpha","stream":true})", {{"X-Mock-Drop-After", "3"}});
     QCOMPARE(r.status, 200);
     QVERIFY(!r.complete);
     QVERIFY(r.peerClosed);
@@ -278,8 +300,8 @@ void TestMockUpstream::dropAfterGivesIncompleteChunked()
     QVERIFY(!r.raw.endsWith("0\r\n\r\n"));
 
     // Non-streaming: the head promises more than arrives.
-    const HttpResult n = httpRequest("POST", m_mock.url() + "/v1/chat/completions", R"({"model":"alpha"})",
-                                     {{"X-Mock-Drop-After", "10"}});
+    const HttpResult n = httpRequest("POST", m_mock.url() + "/v1/chat/completions",
+                                     R"({"model":"alpha"})", {{"X-Mock-Drop-After", "10"}});
     QCOMPARE(n.status, 200);
     QVERIFY(!n.complete);
     QCOMPARE(n.body.size(), 10);
@@ -287,8 +309,8 @@ void TestMockUpstream::dropAfterGivesIncompleteChunked()
 
 void TestMockUpstream::delayBeforeHead()
 {
-    const HttpResult r = httpRequest("POST", m_mock.url() + "/v1/chat/completions", R"({"model":"alpha"})",
-                                     {{"X-Mock-Delay-Ms", "400"}});
+    const HttpResult r = httpRequest("POST", m_mock.url() + "/v1/chat/completions",
+                                     R"({"model":"alpha"})", {{"X-Mock-Delay-Ms", "400"}});
     QCOMPARE(r.status, 200);
     QVERIFY2(r.headMs >= 380, QByteArray::number(r.headMs));
     QVERIFY2(r.headMs < 3000, QByteArray::number(r.headMs));
@@ -314,8 +336,8 @@ void TestMockUpstream::eventInterval()
 
 void TestMockUpstream::statusKnob()
 {
-    const HttpResult r = httpRequest("POST", m_mock.url() + "/v1/chat/completions", R"({"model":"alpha"})",
-                                     {{"X-Mock-Status", "503"}});
+    const HttpResult r = httpRequest("POST", m_mock.url() + "/v1/chat/completions",
+                                     R"({"model":"alpha"})", {{"X-Mock-Status", "503"}});
     QCOMPARE(r.status, 503);
     QCOMPARE(r.reason, QByteArray("Service Unavailable"));
     const QJsonObject err = jsonObject(r.body).value("error").toObject();
@@ -326,14 +348,16 @@ void TestMockUpstream::statusKnob()
 void TestMockUpstream::recordingExactBody()
 {
     const qint64 since = m_mock.stats().value("next_seq").toInteger() - 1;
-    const QByteArray body = "{\"model\":\"alpha\",  \"messages\":[{\"role\":\"user\",\"content\":\"h\\u00e9\"}]}";
+    const QByteArray body =
+        "{\"model\":\"alpha\",  \"messages\":[{\"role\":\"user\",\"content\":\"h\\u00e9\"}]}";
     const QByteArray request = "POST /v1/chat/completions?a=1&b=%20 HTTP/1.1\r\n"
                                "Host: example\r\n"
                                "X-Dup: one\r\n"
                                "Content-Type: application/json\r\n"
                                "X-Dup: two\r\n"
                                "Content-Length: " +
-                               QByteArray::number(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+                               QByteArray::number(body.size()) + "\r\nConnection: close\r\n\r\n" +
+                               body;
     const HttpResult r = rawHttp("127.0.0.1", m_mock.port(), request);
     QCOMPARE(r.status, 200);
 
@@ -403,8 +427,9 @@ void TestMockUpstream::chunkedRequestWithExpectContinue()
 {
     RawConnection conn;
     QVERIFY(conn.connectTo("127.0.0.1", m_mock.port()));
-    QVERIFY(conn.send("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
-                      "Expect: 100-continue\r\nX-Mock-Echo: 1\r\n\r\n"));
+    QVERIFY(
+        conn.send("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                  "Expect: 100-continue\r\nX-Mock-Echo: 1\r\n\r\n"));
     QVERIFY(conn.waitForData("HTTP/1.1 100 Continue\r\n\r\n", 3000));
     QVERIFY(conn.send("8;ext=1\r\n{\"model\"\r\n9\r\n:\"alpha\"}\r\n0\r\nX-Trailer: t\r\n\r\n"));
     const HttpResult r = conn.readResponse(5000);
@@ -433,8 +458,9 @@ void TestMockUpstream::http10CloseDelimited()
 
 void TestMockUpstream::closeDelimitedKnob()
 {
-    const HttpResult r = httpRequest("POST", m_mock.url() + "/v1/chat/completions",
-                                     R"({"model":"alpha","stream":true})", {{"X-Mock-Close-Delimited", "1"}});
+    const HttpResult r =
+        httpRequest("POST", m_mock.url() + "/v1/chat/completions",
+                    R"({"model":"alpha","stream":true})", {{"X-Mock-Close-Delimited", "1"}});
     QVERIFY2(r.ok(), qPrintable(r.error));
     QVERIFY(!r.hasHeader("transfer-encoding"));
     QVERIFY(!r.hasHeader("content-length"));
@@ -444,8 +470,8 @@ void TestMockUpstream::closeDelimitedKnob()
 
 void TestMockUpstream::gzipKnob()
 {
-    const HttpResult r = httpRequest("POST", m_mock.url() + "/v1/chat/completions", R"({"model":"alpha"})",
-                                     {{"X-Mock-Gzip", "1"}});
+    const HttpResult r = httpRequest("POST", m_mock.url() + "/v1/chat/completions",
+                                     R"({"model":"alpha"})", {{"X-Mock-Gzip", "1"}});
     QCOMPARE(r.status, 200);
     QCOMPARE(r.header("content-encoding"), QByteArray("gzip"));
     QCOMPARE(r.header("content-length").toInt(), r.body.size());
@@ -457,8 +483,8 @@ void TestMockUpstream::gzipKnob()
 
 void TestMockUpstream::resetBeforeHead()
 {
-    const HttpResult r = httpRequest("POST", m_mock.url() + "/v1/chat/completions", R"({"model":"alpha"})",
-                                     {{"X-Mock-Reset-Before-Head", "1"}});
+    const HttpResult r = httpRequest("POST", m_mock.url() + "/v1/chat/completions",
+                                     R"({"model":"alpha"})", {{"X-Mock-Reset-Before-Head", "1"}});
     QCOMPARE(r.status, 0);
     QVERIFY(!r.complete);
     QVERIFY(!r.error.isEmpty());
@@ -469,12 +495,13 @@ void TestMockUpstream::peerClosedRecorded()
 {
     RawConnection conn;
     QVERIFY(conn.connectTo("127.0.0.1", m_mock.port()));
-    QVERIFY(conn.send(buildRequest("POST", m_mock.url() + "/v1/chat/completions", R"({"model":"alpha"})",
-                                   {{"X-Mock-Delay-Ms", "5000"}})));
+    QVERIFY(conn.send(buildRequest("POST", m_mock.url() + "/v1/chat/completions",
+                                   R"({"model":"alpha"})", {{"X-Mock-Delay-Ms", "5000"}})));
     QTRY_COMPARE_WITH_TIMEOUT(m_mock.stats().value("in_flight").toInt(), 1, 3000);
     pumpEvents(200);
     conn.abort();
-    QTRY_VERIFY_WITH_TIMEOUT(!m_mock.requests().last().toObject().value("peer_closed_ms").isNull(), 3000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_mock.requests().last().toObject().value("peer_closed_ms").isNull(),
+                             3000);
     const qint64 closedMs = m_mock.requests().last().toObject().value("peer_closed_ms").toInteger();
     QVERIFY2(closedMs >= 150 && closedMs < 3000, QByteArray::number(closedMs));
     QTRY_COMPARE_WITH_TIMEOUT(m_mock.stats().value("in_flight").toInt(), 0, 3000);
@@ -483,8 +510,9 @@ void TestMockUpstream::peerClosedRecorded()
 void TestMockUpstream::largeResponse()
 {
     const qint64 size = 8 * 1024 * 1024 + 7;
-    const HttpResult r = httpRequest("POST", m_mock.url() + "/v1/chat/completions", R"({"model":"alpha"})",
-                                     {{"X-Mock-Large-Response", QByteArray::number(size)}}, 30000);
+    const HttpResult r =
+        httpRequest("POST", m_mock.url() + "/v1/chat/completions", R"({"model":"alpha"})",
+                    {{"X-Mock-Large-Response", QByteArray::number(size)}}, 30000);
     QVERIFY2(r.ok(), qPrintable(r.error));
     QCOMPARE(r.body.size(), size);
     QCOMPARE(r.header("content-length").toLongLong(), size);
@@ -498,8 +526,8 @@ void TestMockUpstream::inFlightStats()
     for (int i = 0; i < 20; ++i) {
         auto c = std::make_unique<RawConnection>();
         QVERIFY(c->connectTo("127.0.0.1", m_mock.port()));
-        QVERIFY(c->send(buildRequest("POST", m_mock.url() + "/v1/chat/completions", R"({"model":"alpha"})",
-                                     {{"X-Mock-Delay-Ms", "500"}})));
+        QVERIFY(c->send(buildRequest("POST", m_mock.url() + "/v1/chat/completions",
+                                     R"({"model":"alpha"})", {{"X-Mock-Delay-Ms", "500"}})));
         conns.push_back(std::move(c));
     }
     QTRY_COMPARE_WITH_TIMEOUT(m_mock.stats().value("in_flight").toInt(), 20, 3000);
@@ -511,6 +539,79 @@ void TestMockUpstream::inFlightStats()
     QCOMPARE(stats.value("in_flight").toInt(), 0);
     QVERIFY(stats.value("max_in_flight").toInt() >= 20);
     QCOMPARE(stats.value("requests").toInt(), 20);
+}
+
+void TestMockUpstream::childProcessLines()
+{
+    ChildProcess p;
+    QVERIFY(p.start("/bin/sh",
+                    {"-c", "echo out1; echo err1 >&2; sleep 0.2; echo late >&2; exec sleep 30"}));
+    QVERIFY(p.waitForLine(QRegularExpression("^err1$"), 3000, ChildProcess::Channel::StdErr)
+                .hasMatch());
+    QVERIFY(
+        !p.waitForLine(QRegularExpression("^err1$"), 0, ChildProcess::Channel::StdOut).hasMatch());
+    const ChildProcess::Mark mark = p.mark();
+    QVERIFY(!p.waitForLine(QRegularExpression("^out1$"), 0, ChildProcess::Channel::Both, mark)
+                 .hasMatch());
+    QVERIFY(p.waitForLine(QRegularExpression("^late$"), 3000, ChildProcess::Channel::Both, mark)
+                .hasMatch());
+    QVERIFY(p.allOutput().contains("out1"));
+    QElapsedTimer t;
+    t.start();
+    p.stop();
+    QVERIFY(t.elapsed() < 4000);
+    QVERIFY(!p.isRunning());
+    // A child that exits ends the wait early.
+    ChildProcess q;
+    QVERIFY(q.start("/bin/sh", {"-c", "exit 3"}));
+    t.restart();
+    QVERIFY(!q.waitForLine(QRegularExpression("never"), 5000).hasMatch());
+    QVERIFY(t.elapsed() < 4000);
+    QCOMPARE(q.exitCode(), 3);
+}
+
+void TestMockUpstream::slpDaemonWithFakeBinary()
+{
+    QTemporaryDir dir;
+    const QString script = dir.filePath("fake-slp");
+    QFile f(script);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("#!/bin/sh\n"
+            "echo \"args: $*\" >&2\n"
+            "echo \"2024-01-01T00:00:00Z listening on 127.0.0.1:5555\" >&2\n"
+            "trap 'echo reloaded >&2' HUP\n"
+            "while :; do sleep 0.05; done\n");
+    f.close();
+    f.setPermissions(f.permissions() | QFileDevice::ExeOwner);
+    const QByteArray saved = qgetenv("SLP_BIN");
+    qputenv("SLP_BIN", script.toLocal8Bit());
+    SlpDaemon d;
+    const bool started = d.start("listen: \":8080\"\nbackends: []\n", {"--log-requests"});
+    qputenv("SLP_BIN", saved);
+    QVERIFY2(started, qPrintable(d.errorString()));
+    QCOMPARE(d.port(), quint16(5555));
+    QCOMPARE(d.url(), "http://127.0.0.1:5555");
+    QVERIFY(d.stderrText().contains("--config " + d.configPath() +
+                                    " --listen 127.0.0.1:0 --log-requests"));
+    QFile cfg(d.configPath());
+    QVERIFY(cfg.open(QIODevice::ReadOnly));
+    QVERIFY(cfg.readAll().startsWith("listen:"));
+    const auto mark = d.mark();
+    QVERIFY(d.reload());
+    QVERIFY(d.waitForLog(QRegularExpression("^reloaded$"), 3000, mark).hasMatch());
+    QCOMPARE(d.countLog(QRegularExpression("listening on")), 1);
+    d.stop(2000);
+}
+
+void TestMockUpstream::runCommandTimeout()
+{
+    CommandResult r = runCommand("/bin/sh", {"-c", "cat; echo err >&2; exit 4"}, 5000, "in-bytes");
+    QCOMPARE(r.exitCode, 4);
+    QCOMPARE(r.stdOut, QByteArray("in-bytes"));
+    QCOMPARE(r.stdErr, QByteArray("err\n"));
+    r = runCommand("sleep", {"10"}, 200);
+    QVERIFY(r.timedOut);
+    QVERIFY(r.elapsedMs < 3000);
 }
 
 QTEST_GUILESS_MAIN(TestMockUpstream)

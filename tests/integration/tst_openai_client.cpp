@@ -50,9 +50,10 @@ backends:
 
 void TestOpenAiClient::everyCallThroughTheClient()
 {
-    const QString script = qEnvironmentVariable("SLP_NODE_DIR") + QStringLiteral("/openai_client.mjs");
-    const CommandResult run = runCommand(QStringLiteral("node"),
-                                         {script, m_slp.url() + QStringLiteral("/v1")}, 60000);
+    const QString script =
+        qEnvironmentVariable("SLP_NODE_DIR") + QStringLiteral("/openai_client.mjs");
+    const CommandResult run =
+        runCommand(QStringLiteral("node"), {script, m_slp.url() + QStringLiteral("/v1")}, 60000);
     QVERIFY2(run.started, qPrintable(run.error));
     QVERIFY2(run.exitCode == 0, run.stdErr.constData());
     const QJsonObject out = QJsonDocument::fromJson(run.stdOut).object();
@@ -68,11 +69,13 @@ void TestOpenAiClient::everyCallThroughTheClient()
     const QJsonObject chatValue = chat.value(QStringLiteral("value")).toObject();
     // The upstream answered under its own name: the body reached it renamed.
     QCOMPARE(chatValue.value(QStringLiteral("model")).toString(), QStringLiteral("Qwen3-8B-AWQ"));
-    QVERIFY(chatValue.value(QStringLiteral("content")).toString().contains(QStringLiteral("Hello")));
+    QVERIFY(
+        chatValue.value(QStringLiteral("content")).toString().contains(QStringLiteral("Hello")));
     QVERIFY(chatValue.value(QStringLiteral("usage")).isObject());
 
     const QJsonObject stream = out.value(QStringLiteral("stream")).toObject();
-    QVERIFY2(stream.value(QStringLiteral("ok")).toBool(), QJsonDocument(stream).toJson().constData());
+    QVERIFY2(stream.value(QStringLiteral("ok")).toBool(),
+             QJsonDocument(stream).toJson().constData());
     const QJsonObject streamValue = stream.value(QStringLiteral("value")).toObject();
     QVERIFY(streamValue.value(QStringLiteral("chunks")).toInt() >= 3);
     QVERIFY(!streamValue.value(QStringLiteral("content")).toString().isEmpty());
@@ -84,13 +87,17 @@ void TestOpenAiClient::everyCallThroughTheClient()
     const QJsonObject embeddings = out.value(QStringLiteral("embeddings")).toObject();
     QVERIFY2(embeddings.value(QStringLiteral("ok")).toBool(),
              QJsonDocument(embeddings).toJson().constData());
-    QVERIFY(embeddings.value(QStringLiteral("value")).toObject().value(QStringLiteral("dims")).toInt() > 0);
+    QVERIFY(
+        embeddings.value(QStringLiteral("value")).toObject().value(QStringLiteral("dims")).toInt() >
+        0);
 
     const QJsonObject unknown = out.value(QStringLiteral("unknown")).toObject();
     QVERIFY(!unknown.value(QStringLiteral("ok")).toBool());
     QCOMPARE(unknown.value(QStringLiteral("status")).toInt(), 404);
     QCOMPARE(unknown.value(QStringLiteral("code")).toString(), QStringLiteral("model_not_found"));
-    QVERIFY(unknown.value(QStringLiteral("message")).toString().contains(QStringLiteral("no-such-model")));
+    QVERIFY(unknown.value(QStringLiteral("message"))
+                .toString()
+                .contains(QStringLiteral("no-such-model")));
 
     const QJsonObject down = out.value(QStringLiteral("down")).toObject();
     QVERIFY(!down.value(QStringLiteral("ok")).toBool());
@@ -99,12 +106,14 @@ void TestOpenAiClient::everyCallThroughTheClient()
     QVERIFY2(QRegularExpression(QStringLiteral("^slpq[0-9a-f]{24}$")).match(requestId).hasMatch(),
              qPrintable(requestId));
     // The client surfaces SLP's message as error.message, request id included.
-    QVERIFY2(down.value(QStringLiteral("message"))
-                 .toString()
-                 .contains(QStringLiteral("upstream request failed (request id: %1)").arg(requestId)),
-             qPrintable(down.value(QStringLiteral("message")).toString()));
+    QVERIFY2(
+        down.value(QStringLiteral("message"))
+            .toString()
+            .contains(QStringLiteral("upstream request failed (request id: %1)").arg(requestId)),
+        qPrintable(down.value(QStringLiteral("message")).toString()));
     // maxRetries: 0 means exactly one attempt reached SLP.
-    QCOMPARE(m_slp.countLog(QRegularExpression(QStringLiteral("Attempt 1/1 for model down failed"))), 1);
+    QCOMPARE(
+        m_slp.countLog(QRegularExpression(QStringLiteral("Attempt 1/1 for model down failed"))), 1);
 }
 
 QTEST_GUILESS_MAIN(TestOpenAiClient)

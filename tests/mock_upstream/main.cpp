@@ -41,8 +41,10 @@ int main(int argc, char **argv)
     QCommandLineParser parser;
     parser.setApplicationDescription("A vLLM-like OpenAI server with failure knobs for tests.");
     parser.addHelpOption();
-    parser.addOption({"listen", "Address to listen on (HOST:PORT, port 0 = any).", "addr", "127.0.0.1:0"});
-    parser.addOption({"models", "Comma-separated served models; empty = accept any model.", "list"});
+    parser.addOption(
+        {"listen", "Address to listen on (HOST:PORT, port 0 = any).", "addr", "127.0.0.1:0"});
+    parser.addOption(
+        {"models", "Comma-separated served models; empty = accept any model.", "list"});
     parser.addOption({"id-prefix", "Prefix of X-Request-Id values.", "prefix", "gdqz"});
     parser.process(app);
     if (!parser.positionalArguments().isEmpty()) {
@@ -73,7 +75,8 @@ int main(int argc, char **argv)
         std::signal(SIGTERM, onSignal);
         std::signal(SIGINT, onSignal);
         auto *notifier = new QSocketNotifier(g_signalPipe[0], QSocketNotifier::Read, &app);
-        QObject::connect(notifier, &QSocketNotifier::activated, &app, [] { QCoreApplication::quit(); });
+        QObject::connect(notifier, &QSocketNotifier::activated, &app,
+                         [] { QCoreApplication::quit(); });
     }
 
     slp::mock::MockServer server(models, parser.value("id-prefix").toLatin1());

@@ -23,8 +23,7 @@ constexpr qsizetype MaxRecords = 200;
 constexpr qsizetype RecordBodyLimit = 1024 * 1024;
 constexpr qint64 HighWater = 256 * 1024; // pause writing above this many unsent bytes
 constexpr qint64 LargePiece = 64 * 1024;
-const QByteArray LargeAlphabet =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const QByteArray LargeAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 QByteArray randomHex(int bytes)
 {
@@ -111,10 +110,14 @@ bool flagHeader(const Request &r, QByteArrayView name)
 
 QByteArray largeBody(qint64 offset, qint64 n)
 {
-    QByteArray out(n, Qt::Uninitialized);
-    for (qint64 i = 0; i < n; ++i)
-        out[i] = LargeAlphabet[(offset + i) % LargeAlphabet.size()];
-    return out;
+    // Built once: the pattern repeats every 64 bytes, so any piece is a slice of one block.
+    static const QByteArray block = [] {
+        QByteArray b(LargePiece + LargeAlphabet.size(), Qt::Uninitialized);
+        for (qsizetype i = 0; i < b.size(); ++i)
+            b[i] = LargeAlphabet[i % LargeAlphabet.size()];
+        return b;
+    }();
+    return block.mid(offset % LargeAlphabet.size(), n);
 }
 
 } // namespace
@@ -201,7 +204,8 @@ MockServer::Reply MockServer::modelsReply() const
         reply.body = m_modelsRaw;
         reply.contentType = "text/plain; charset=utf-8";
     } else if (m_modelsStatus != 200) {
-        reply.body = errorBody(m_modelsStatus, QStringLiteral("mock /v1/models status %1").arg(m_modelsStatus));
+        reply.body = errorBody(m_modelsStatus,
+                               QStringLiteral("mock /v1/models status %1").arg(m_modelsStatus));
     } else {
         reply.body = modelsList(m_models, m_created);
     }
@@ -227,9 +231,12 @@ QByteArray MockServer::requestsJson(qint64 since) const
             {"headers", headers},
             {"chunked", r.request.chunked},
             {"body_size", r.request.body.size()},
-            {"body_sha256", QString::fromLatin1(QCryptographicHash::hash(r.request.body, QCryptographicHash::Sha256).toHex())},
+            {"body_sha256",
+             QString::fromLatin1(
+                 QCryptographicHash::hash(r.request.body, QCryptographicHash::Sha256).toHex())},
             {"arrived_ms", r.arrivedMs},
-            {"peer_closed_ms", r.peerClosedMs < 0 ? QJsonValue(QJsonValue::Null) : QJsonValue(r.peerClosedMs)},
+            {"peer_closed_ms",
+             r.peerClosedMs < 0 ? QJsonValue(QJsonValue::Null) : QJsonValue(r.peerClosedMs)},
         };
         if (r.request.body.size() <= RecordBodyLimit)
             o.insert("body_b64", QString::fromLatin1(r.request.body.toBase64()));
@@ -309,8 +316,9 @@ MockServer::Reply MockServer::handleControl(const Request &request)
                          .toJson(QJsonDocument::Compact);
     } else {
         reply.status = 404;
-        reply.body = errorBody(404, QStringLiteral("unknown mock control %1 %2")
-                                        .arg(QString::fromLatin1(request.method), QString::fromUtf8(path)));
+        reply.body =
+            errorBody(404, QStringLiteral("unknown mock control %1 %2")
+                               .arg(QString::fromLatin1(request.method), QString::fromUtf8(path)));
     }
     return reply;
 }
@@ -405,7 +413,8 @@ void Connection::processInput()
             const QByteArray body = errorBody(status, QString::fromUtf8(m_parser.errorMessage()));
             m_socket->write("HTTP/1.1 " + QByteArray::number(status) + ' ' + reasonPhrase(status) +
                             "\r\ncontent-type: application/json\r\ncontent-length: " +
-                            QByteArray::number(body.size()) + "\r\nconnection: close\r\n\r\n" + body);
+                            QByteArray::number(body.size()) + "\r\nconnection: close\r\n\r\n" +
+                            body);
             closeByUs(false);
             return;
         }
@@ -446,7 +455,10 @@ QByteArray Connection::head(int status, const QByteArray &requestId, const QList
                             const Request &request) const
 {
     QByteArray h = "HTTP/1.1 " + QByteArray::number(status) + ' ' + reasonPhrase(status) + "\r\n";
-    h += "date: " + QLocale::c().toString(QDateTime::currentDateTimeUtc(), "ddd, dd MMM yyyy hh:mm:ss").toLatin1() +
+    h += "date: " +
+         QLocale::c()
+             .toString(QDateTime::currentDateTimeUtc(), "ddd, dd MMM yyyy hh:mm:ss")
+             .toLatin1() +
          " GMT\r\n";
     h += "server: mock-upstream\r\n";
     for (const QByteArray &e : extra)
@@ -485,21 +497,20 @@ void Connection::dispatch(Request request)
         closeByUs(true);
         return;
     }
-    // An HTTP/1.0 client cannot take chunked encoding.
-    if (request.version == "HTTP/1.0" && !m_keepAlive)
-        m_knobs.closeDelimited = true;
     if (m_knobs.closeDelimited)
         m_keepAlive = false;
 
     const int delay = m_knobs.delayMs;
     if (m_knobs.status > 0) {
-        respondSimple(request, requestId, m_knobs.status, "application/json",
-                      errorBody(m_knobs.status, QStringLiteral("mock status %1").arg(m_knobs.status)), delay,
-                      m_knobs.gzip);
+        respondSimple(
+            request, requestId, m_knobs.status, "application/json",
+            errorBody(m_knobs.status, QStringLiteral("mock status %1").arg(m_knobs.status)), delay,
+            m_knobs.gzip);
         return;
     }
     if (m_knobs.echo) {
-        respondSimple(request, requestId, 200, "application/json", request.body, delay, m_knobs.gzip);
+        respondSimple(request, requestId, 200, "application/json", request.body, delay,
+                      m_knobs.gzip);
         return;
     }
     if (m_knobs.large >= 0) {
@@ -526,12 +537,13 @@ void Connection::dispatch(Request request)
 
     if (path == "/v1/models" || path == "/models") {
         if (request.method != "GET") {
-            respondSimple(request, requestId, 405, "application/json", "{\"detail\":\"Method Not Allowed\"}", delay);
+            respondSimple(request, requestId, 405, "application/json",
+                          "{\"detail\":\"Method Not Allowed\"}", delay);
             return;
         }
         const MockServer::Reply reply = m_server->modelsReply();
-        respondSimple(request, requestId, reply.status, reply.contentType, reply.body, delay + reply.delayMs,
-                      m_knobs.gzip);
+        respondSimple(request, requestId, reply.status, reply.contentType, reply.body,
+                      delay + reply.delayMs, m_knobs.gzip);
         return;
     }
     if (path == "/health" && request.method == "GET") {
@@ -564,7 +576,8 @@ void Connection::respondGenerated(const Request &request, const QByteArray &requ
     const QString model = body.value("model").toString();
     if (!m_server->models().isEmpty() && !m_server->models().contains(model)) {
         respondSimple(request, requestId, 404, "application/json",
-                      errorBody(404, QStringLiteral("The model `%1` does not exist.").arg(model)), delay);
+                      errorBody(404, QStringLiteral("The model `%1` does not exist.").arg(model)),
+                      delay);
         return;
     }
 
@@ -596,8 +609,8 @@ void Connection::respondGenerated(const Request &request, const QByteArray &requ
     const bool stream = body.value("stream").toBool(false) && g.endpoint != Endpoint::Embedding;
     if (!stream) {
         qint64 dropBytes = m_knobs.dropAfter;
-        respondSimple(request, requestId, 200, "application/json", fullResponse(g), delay, m_knobs.gzip,
-                      dropBytes);
+        respondSimple(request, requestId, 200, "application/json", fullResponse(g), delay,
+                      m_knobs.gzip, dropBytes);
         return;
     }
 
@@ -609,12 +622,18 @@ void Connection::respondGenerated(const Request &request, const QByteArray &requ
     if (m_knobs.errorAfter >= 0 && m_knobs.errorAfter < events.size()) {
         events = events.mid(0, m_knobs.errorAfter);
         events << "data: " +
-                      errorBody(500, QStringLiteral("mock in-band error"), QStringLiteral("InternalServerError")) +
+                      errorBody(500, QStringLiteral("mock in-band error"),
+                                QStringLiteral("InternalServerError")) +
                       "\n\n";
         if (!m_knobs.noDone)
             events << "data: [DONE]\n\n";
     }
 
+    // An HTTP/1.0 client cannot take chunked encoding: delimit the stream by closing.
+    if (request.version == "HTTP/1.0") {
+        m_knobs.closeDelimited = true;
+        m_keepAlive = false;
+    }
     const bool chunked = !m_knobs.closeDelimited;
     QList<QByteArray> extra{"content-type: text/event-stream; charset=utf-8"};
     if (chunked)
@@ -657,8 +676,8 @@ void Connection::respondGenerated(const Request &request, const QByteArray &requ
 }
 
 void Connection::respondSimple(const Request &request, const QByteArray &requestId, int status,
-                               const QByteArray &contentType, const QByteArray &body, int delayMs, bool gzip,
-                               qint64 dropAfterBytes)
+                               const QByteArray &contentType, const QByteArray &body, int delayMs,
+                               bool gzip, qint64 dropAfterBytes)
 {
     QList<QByteArray> extra;
     QByteArray payload = body;

@@ -102,7 +102,15 @@ public:
 private:
     struct Step
     {
-        enum Kind { Write, Wait, Large, Drop, Close, Finish };
+        enum Kind
+        {
+            Write,
+            Wait,
+            Large,
+            Drop,
+            Close,
+            Finish
+        };
         Kind kind = Write;
         QByteArray data;
         qint64 amount = 0; // Wait: ms; Large: bytes left

@@ -29,7 +29,8 @@ QByteArray jsonString(const QString &s)
             break;
         default:
             if (static_cast<unsigned char>(c) < 0x20)
-                out += QByteArray("\\u00") + QByteArray::number(static_cast<int>(c), 16).rightJustified(2, '0');
+                out += QByteArray("\\u00") +
+                       QByteArray::number(static_cast<int>(c), 16).rightJustified(2, '0');
             else
                 out += c;
         }
@@ -67,7 +68,8 @@ QByteArray errorTypeForStatus(int status)
 QByteArray errorBody(int status, const QString &message, const QString &type)
 {
     const QByteArray t = type.isEmpty() ? errorTypeForStatus(status) : type.toUtf8();
-    return "{\"error\":{\"message\":" + jsonString(message) + ",\"type\":" + jsonString(QString::fromUtf8(t)) +
+    return "{\"error\":{\"message\":" + jsonString(message) +
+           ",\"type\":" + jsonString(QString::fromUtf8(t)) +
            ",\"param\":null,\"code\":" + QByteArray::number(status) + "}}";
 }
 
@@ -156,8 +158,9 @@ QList<QByteArray> streamEvents(const Generation &g)
             events << sse(pre + ",\"choices\":[{\"index\":0,\"text\":" + jsonString(p) +
                           ",\"logprobs\":null,\"finish_reason\":null,\"stop_reason\":null}]}");
         }
-        events << sse(pre + ",\"choices\":[{\"index\":0,\"text\":\"\",\"logprobs\":null,"
-                            "\"finish_reason\":\"stop\",\"stop_reason\":null}],\"usage\":" +
+        events << sse(pre +
+                      ",\"choices\":[{\"index\":0,\"text\":\"\",\"logprobs\":null,"
+                      "\"finish_reason\":\"stop\",\"stop_reason\":null}],\"usage\":" +
                       usageJson(g) + "}");
         events << sse("[DONE]");
         return events;
@@ -174,13 +177,15 @@ QList<QByteArray> streamEvents(const Generation &g)
         events << delta("{\"content\":" + jsonString(p) + "}");
     for (int i = 0; i < g.toolCalls; ++i) {
         const QByteArray idx = QByteArray::number(i);
-        events << delta("{\"tool_calls\":[{\"id\":\"" + toolCallId(i) + "\",\"type\":\"function\",\"index\":" +
-                        idx + ",\"function\":{\"name\":\"" + toolName(i) + "\",\"arguments\":\"\"}}]}");
+        events << delta("{\"tool_calls\":[{\"id\":\"" + toolCallId(i) +
+                        "\",\"type\":\"function\",\"index\":" + idx + ",\"function\":{\"name\":\"" +
+                        toolName(i) + "\",\"arguments\":\"\"}}]}");
         events << delta("{\"tool_calls\":[{\"index\":" + idx + ",\"function\":{\"arguments\":" +
                         jsonString(QString::fromUtf8(toolArgs(i))) + "}}]}");
     }
-    events << sse(pre + ",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"},\"logprobs\":null,"
-                        "\"finish_reason\":" +
+    events << sse(pre +
+                  ",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"},\"logprobs\":null,"
+                  "\"finish_reason\":" +
                   finish + ",\"stop_reason\":null}],\"usage\":" + usageJson(g) + "}");
     events << sse("[DONE]");
     return events;
@@ -201,10 +206,12 @@ QByteArray fullResponse(const Generation &g)
                ",\"model\":" + jsonString(g.model) +
                ",\"data\":[{\"index\":0,\"object\":\"embedding\",\"embedding\":"
                "[0.1,-0.2,0.3,-0.4,0.5,-0.6,0.7,-0.8]}],\"usage\":{\"prompt_tokens\":" +
-               QByteArray::number(g.promptTokens) + ",\"total_tokens\":" + QByteArray::number(g.promptTokens) +
+               QByteArray::number(g.promptTokens) +
+               ",\"total_tokens\":" + QByteArray::number(g.promptTokens) +
                ",\"completion_tokens\":0,\"prompt_tokens_details\":null}}";
     case Endpoint::Other:
-        return chunkPrefix(g, "mock.response") + ",\"path\":" + jsonString(QString::fromUtf8(g.path)) +
+        return chunkPrefix(g, "mock.response") +
+               ",\"path\":" + jsonString(QString::fromUtf8(g.path)) +
                ",\"output_text\":" + jsonString(contentPieces(g).join(QString())) +
                ",\"usage\":" + usageJson(g) + "}";
     case Endpoint::Chat:
@@ -214,11 +221,13 @@ QByteArray fullResponse(const Generation &g)
     for (int i = 0; i < g.toolCalls; ++i) {
         if (i > 0)
             toolCalls += ',';
-        toolCalls += "{\"id\":\"" + toolCallId(i) + "\",\"type\":\"function\",\"function\":{\"name\":\"" +
-                     toolName(i) + "\",\"arguments\":" + jsonString(QString::fromUtf8(toolArgs(i))) + "}}";
+        toolCalls += "{\"id\":\"" + toolCallId(i) +
+                     "\",\"type\":\"function\",\"function\":{\"name\":\"" + toolName(i) +
+                     "\",\"arguments\":" + jsonString(QString::fromUtf8(toolArgs(i))) + "}}";
     }
     toolCalls += ']';
-    const QByteArray reasoning = g.reasoningEvents > 0 ? jsonString(reasoningPieces(g).join(QString())) : "null";
+    const QByteArray reasoning =
+        g.reasoningEvents > 0 ? jsonString(reasoningPieces(g).join(QString())) : "null";
     return chunkPrefix(g, "chat.completion") +
            ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"reasoning_content\":" +
            reasoning + ",\"content\":" + jsonString(contentPieces(g).join(QString())) +
@@ -233,8 +242,9 @@ QByteArray modelsList(const QStringList &models, qint64 created)
     for (qsizetype i = 0; i < models.size(); ++i) {
         if (i > 0)
             out += ',';
-        out += "{\"id\":" + jsonString(models[i]) + ",\"object\":\"model\",\"created\":" +
-               QByteArray::number(created) + ",\"owned_by\":\"vllm\",\"root\":" + jsonString(models[i]) +
+        out += "{\"id\":" + jsonString(models[i]) +
+               ",\"object\":\"model\",\"created\":" + QByteArray::number(created) +
+               ",\"owned_by\":\"vllm\",\"root\":" + jsonString(models[i]) +
                ",\"parent\":null,\"max_model_len\":32768}";
     }
     out += "]}";

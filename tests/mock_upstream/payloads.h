@@ -12,7 +12,13 @@ QByteArray jsonString(const QString &s);
 QByteArray errorBody(int status, const QString &message, const QString &type = {});
 QByteArray errorTypeForStatus(int status);
 
-enum class Endpoint { Chat, Completion, Embedding, Other };
+enum class Endpoint
+{
+    Chat,
+    Completion,
+    Embedding,
+    Other
+};
 
 struct Generation
 {

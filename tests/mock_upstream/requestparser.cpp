@@ -117,7 +117,8 @@ RequestParser::Status RequestParser::parseHead(QByteArray &buffer)
     buffer.remove(0, end + 4);
 
     const QList<QByteArray> lines = head.split('\n');
-    QList<QByteArray> parts = lines.value(0).chopped(lines.value(0).endsWith('\r') ? 1 : 0).split(' ');
+    QList<QByteArray> parts =
+        lines.value(0).chopped(lines.value(0).endsWith('\r') ? 1 : 0).split(' ');
     if (parts.size() != 3 || parts[0].isEmpty() || parts[1].isEmpty())
         return fail(400, "bad request line");
     if (parts[2] != "HTTP/1.1" && parts[2] != "HTTP/1.0")

@@ -30,7 +30,8 @@ struct Request
 class RequestParser
 {
 public:
-    enum class Status {
+    enum class Status
+    {
         NeedMore,
         HeadReady, // head parsed, body still to come: the caller may answer 100 Continue
         Done,
@@ -46,7 +47,16 @@ public:
     bool expectsContinue() const;
 
 private:
-    enum class State { Head, LengthBody, ChunkSize, ChunkData, ChunkDataEnd, Trailers, Done };
+    enum class State
+    {
+        Head,
+        LengthBody,
+        ChunkSize,
+        ChunkData,
+        ChunkDataEnd,
+        Trailers,
+        Done
+    };
 
     Status fail(int status, const QByteArray &message);
     Status parseHead(QByteArray &buffer);

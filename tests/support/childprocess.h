@@ -28,7 +28,12 @@ struct OutputMark
 class ChildProcess
 {
 public:
-    enum class Channel { StdOut, StdErr, Both };
+    enum class Channel
+    {
+        StdOut,
+        StdErr,
+        Both
+    };
     using Mark = OutputMark;
 
     ChildProcess();

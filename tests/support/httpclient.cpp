@@ -137,8 +137,9 @@ public:
             return;
         m_r.complete = false;
         if (m_r.error.isEmpty()) {
-            m_r.error = m_state == State::Head ? QStringLiteral("connection closed before the response head")
-                                               : QStringLiteral("connection closed before the end of the body");
+            m_r.error = m_state == State::Head
+                            ? QStringLiteral("connection closed before the response head")
+                            : QStringLiteral("connection closed before the end of the body");
         }
     }
 
@@ -146,7 +147,17 @@ public:
     QByteArray m_carry;
 
 private:
-    enum class State { Head, Length, Close, ChunkSize, ChunkData, ChunkEnd, Trailers, Done };
+    enum class State
+    {
+        Head,
+        Length,
+        Close,
+        ChunkSize,
+        ChunkData,
+        ChunkEnd,
+        Trailers,
+        Done
+    };
 
     bool stash(QByteArray &data)
     {
@@ -184,14 +195,16 @@ private:
             statusLine.chop(1);
         const qsizetype sp1 = statusLine.indexOf(' ');
         if (!statusLine.startsWith("HTTP/") || sp1 < 0) {
-            m_r.error = QStringLiteral("malformed status line: %1").arg(QString::fromLatin1(statusLine));
+            m_r.error =
+                QStringLiteral("malformed status line: %1").arg(QString::fromLatin1(statusLine));
             return false;
         }
         const qsizetype sp2 = statusLine.indexOf(' ', sp1 + 1);
         bool ok = false;
         const int status = statusLine.mid(sp1 + 1, sp2 < 0 ? -1 : sp2 - sp1 - 1).toInt(&ok);
         if (!ok) {
-            m_r.error = QStringLiteral("malformed status line: %1").arg(QString::fromLatin1(statusLine));
+            m_r.error =
+                QStringLiteral("malformed status line: %1").arg(QString::fromLatin1(statusLine));
             return false;
         }
         if (status >= 100 && status < 200 && status != 101) {
@@ -208,7 +221,8 @@ private:
                 line.chop(1);
             const qsizetype colon = line.indexOf(':');
             if (colon <= 0) {
-                m_r.error = QStringLiteral("malformed header line: %1").arg(QString::fromLatin1(line));
+                m_r.error =
+                    QStringLiteral("malformed header line: %1").arg(QString::fromLatin1(line));
                 return false;
             }
             m_r.headers.append({line.left(colon), line.mid(colon + 1).trimmed()});
@@ -306,7 +320,8 @@ bool RawConnection::send(const QByteArray &bytes, int timeoutMs)
             return false;
         // Read meanwhile so a server that answers early cannot deadlock us.
         drain();
-        waitOn(m_socket.get(), static_cast<int>(std::min<qint64>(50, deadline.remainingTime())), false);
+        waitOn(m_socket.get(), static_cast<int>(std::min<qint64>(50, deadline.remainingTime())),
+               false);
     }
     return true;
 }
@@ -433,13 +448,17 @@ HttpResult rawHttp(const QString &host, quint16 port, const QByteArray &request,
     clock.start();
     if (!conn.connectTo(host, port, timeoutMs)) {
         HttpResult r;
-        r.error = QStringLiteral("connect to %1:%2 failed: %3").arg(host).arg(port).arg(conn.errorString());
+        r.error = QStringLiteral("connect to %1:%2 failed: %3")
+                      .arg(host)
+                      .arg(port)
+                      .arg(conn.errorString());
         return r;
     }
     const int left = static_cast<int>(std::max<qint64>(1, timeoutMs - clock.elapsed()));
     conn.send(request, left);
     const bool head = request.startsWith("HEAD ");
-    return conn.readResponse(static_cast<int>(std::max<qint64>(1, timeoutMs - clock.elapsed())), head);
+    return conn.readResponse(static_cast<int>(std::max<qint64>(1, timeoutMs - clock.elapsed())),
+                             head);
 }
 
 QByteArray buildRequest(const QByteArray &method, const QString &url, const QByteArray &body,
@@ -460,10 +479,12 @@ QByteArray buildRequest(const QByteArray &method, const QString &url, const QByt
     };
     QByteArray out = method + ' ' + target + " HTTP/1.1\r\n";
     if (!has("host"))
-        out += "Host: " + u.host().toLatin1() + (u.port() > 0 ? ':' + QByteArray::number(u.port()) : QByteArray()) + "\r\n";
+        out += "Host: " + u.host().toLatin1() +
+               (u.port() > 0 ? ':' + QByteArray::number(u.port()) : QByteArray()) + "\r\n";
     for (const auto &h : headers)
         out += h.first + ": " + h.second + "\r\n";
-    const bool wantsLength = !body.isEmpty() || method == "POST" || method == "PUT" || method == "PATCH";
+    const bool wantsLength =
+        !body.isEmpty() || method == "POST" || method == "PUT" || method == "PATCH";
     if (wantsLength && !has("content-length") && !has("transfer-encoding"))
         out += "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
     if (!has("connection"))
@@ -477,7 +498,8 @@ HttpResult httpRequest(const QByteArray &method, const QString &url, const QByte
                        const HeaderList &headers, int timeoutMs)
 {
     const QUrl u(url);
-    return rawHttp(u.host(), static_cast<quint16>(u.port(80)), buildRequest(method, url, body, headers), timeoutMs);
+    return rawHttp(u.host(), static_cast<quint16>(u.port(80)),
+                   buildRequest(method, url, body, headers), timeoutMs);
 }
 
 QByteArray sha256Hex(const QByteArray &data)

@@ -19,11 +19,11 @@ struct HttpResult
     int status = 0; // 0: no response head
     QByteArray version;
     QByteArray reason;
-    HeaderList headers; // in order, repeats kept
-    QByteArray body;    // de-chunked
-    bool complete = false; // the body's end was seen (or the close that delimits it)
-    bool peerClosed = false; // the server closed the connection (during or right after)
-    QByteArray raw;          // every byte of this response as received (1xx heads included)
+    HeaderList headers;         // in order, repeats kept
+    QByteArray body;            // de-chunked
+    bool complete = false;      // the body's end was seen (or the close that delimits it)
+    bool peerClosed = false;    // the server closed the connection (during or right after)
+    QByteArray raw;             // every byte of this response as received (1xx heads included)
     QList<int> interimStatuses; // 1xx heads seen before the final one
     // Ms after the request was sent: per decoded chunk for chunked bodies, else per socket
     // read carrying body bytes.
@@ -76,7 +76,8 @@ private:
 };
 
 // Sends exactly `request` on a new connection and parses one response.
-HttpResult rawHttp(const QString &host, quint16 port, const QByteArray &request, int timeoutMs = 10000);
+HttpResult rawHttp(const QString &host, quint16 port, const QByteArray &request,
+                   int timeoutMs = 10000);
 // Builds the request (Host, Content-Length when there is a body or the method is
 // POST/PUT/PATCH, Connection: close) unless `headers` already has them.
 HttpResult httpRequest(const QByteArray &method, const QString &url, const QByteArray &body = {},

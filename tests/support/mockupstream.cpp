@@ -28,9 +28,11 @@ bool MockUpstream::start(const QStringList &models, const QStringList &extraArgs
         return false;
     }
     static const QRegularExpression re(QStringLiteral("^listening on 127\\.0\\.0\\.1:(\\d+)$"));
-    const QRegularExpressionMatch m = m_process.waitForLine(re, timeoutMs, ChildProcess::Channel::StdOut);
+    const QRegularExpressionMatch m =
+        m_process.waitForLine(re, timeoutMs, ChildProcess::Channel::StdOut);
     if (!m.hasMatch()) {
-        m_error = QStringLiteral("mock_upstream did not report its port: %1").arg(m_process.allOutput());
+        m_error =
+            QStringLiteral("mock_upstream did not report its port: %1").arg(m_process.allOutput());
         m_process.stop();
         return false;
     }
@@ -43,7 +45,8 @@ QString MockUpstream::url() const
     return QStringLiteral("http://127.0.0.1:%1").arg(m_port);
 }
 
-HttpResult MockUpstream::control(const QByteArray &method, const QString &path, const QByteArray &body)
+HttpResult MockUpstream::control(const QByteArray &method, const QString &path,
+                                 const QByteArray &body)
 {
     HeaderList headers;
     if (!body.isEmpty())
@@ -54,14 +57,16 @@ HttpResult MockUpstream::control(const QByteArray &method, const QString &path, 
 bool MockUpstream::setModels(const QStringList &models)
 {
     const QByteArray body =
-        QJsonDocument(QJsonObject{{"models", QJsonArray::fromStringList(models)}}).toJson(QJsonDocument::Compact);
+        QJsonDocument(QJsonObject{{"models", QJsonArray::fromStringList(models)}})
+            .toJson(QJsonDocument::Compact);
     return control("POST", "/__mock/models", body).status == 200;
 }
 
 bool MockUpstream::setModelsStatus(const QJsonObject &knob)
 {
-    return control("POST", "/__mock/models_status", QJsonDocument(knob).toJson(QJsonDocument::Compact)).status ==
-           200;
+    return control("POST", "/__mock/models_status",
+                   QJsonDocument(knob).toJson(QJsonDocument::Compact))
+               .status == 200;
 }
 
 QJsonArray MockUpstream::requests(qint64 since)

@@ -17,7 +17,8 @@ public:
     static QString binary();
 
     // models empty: the mock accepts any model. extraArgs e.g. {"--id-prefix", "abcd"}.
-    bool start(const QStringList &models = {}, const QStringList &extraArgs = {}, int timeoutMs = 10000);
+    bool start(const QStringList &models = {}, const QStringList &extraArgs = {},
+               int timeoutMs = 10000);
     void stop() { m_process.stop(); }
     QString errorString() const { return m_error; }
 

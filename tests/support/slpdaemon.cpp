@@ -30,14 +30,16 @@ bool SlpDaemon::start(const QString &configYaml, const QStringList &extraArgs,
     }
     QStringList args{"--config", configPath()};
     if (addListen)
-        args << "--listen" << "127.0.0.1:0";
+        args << "--listen"
+             << "127.0.0.1:0";
     args << extraArgs;
     if (!m_process.start(bin, args, envExtras, m_dir->path())) {
         m_error = m_process.errorString();
         return false;
     }
     static const QRegularExpression re(QStringLiteral("listening on (\\S+):(\\d+)"));
-    const QRegularExpressionMatch m = m_process.waitForLine(re, timeoutMs, ChildProcess::Channel::StdErr);
+    const QRegularExpressionMatch m =
+        m_process.waitForLine(re, timeoutMs, ChildProcess::Channel::StdErr);
     if (!m.hasMatch()) {
         m_error = QStringLiteral("slp did not report listening (exit code %1): %2")
                       .arg(m_process.exitCode())
@@ -85,7 +87,8 @@ QString SlpDaemon::url() const
     return QStringLiteral("http://%1:%2").arg(h).arg(m_port);
 }
 
-QRegularExpressionMatch SlpDaemon::waitForLog(const QRegularExpression &re, int timeoutMs, ChildProcess::Mark from)
+QRegularExpressionMatch SlpDaemon::waitForLog(const QRegularExpression &re, int timeoutMs,
+                                              ChildProcess::Mark from)
 {
     return m_process.waitForLine(re, timeoutMs, ChildProcess::Channel::StdErr, from);
 }

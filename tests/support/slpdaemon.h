@@ -20,7 +20,8 @@ public:
     // Starts `slp --config FILE [--listen 127.0.0.1:0] extraArgs...` and waits for the
     // listening line. With addListen false the config's own `listen:` is used.
     bool start(const QString &configYaml, const QStringList &extraArgs = {},
-               const QMap<QString, QString> &envExtras = {}, int timeoutMs = 15000, bool addListen = true);
+               const QMap<QString, QString> &envExtras = {}, int timeoutMs = 15000,
+               bool addListen = true);
     QString errorString() const { return m_error; }
 
     // Rewrites the config file in place (then reload() to make slp read it).

@@ -31,15 +31,13 @@ void TestSpliceStream::edits_data()
     QTest::newRow("false before model, rename")
         << QByteArray(R"({"stream" : false , "model":"a"})") << QStringLiteral("B")
         << QByteArray(R"({"stream" : true , "model":"B"})");
-    QTest::newRow("null after model")
-        << QByteArray(R"({"model":"a","stream":null})") << QString()
-        << QByteArray(R"({"model":"a","stream":true})");
+    QTest::newRow("null after model") << QByteArray(R"({"model":"a","stream":null})") << QString()
+                                      << QByteArray(R"({"model":"a","stream":true})");
     QTest::newRow("number, repeated: last one edited")
         << QByteArray(R"({"stream":1,"model":"a","stream":0})") << QStringLiteral("bb")
         << QByteArray(R"({"stream":1,"model":"bb","stream":true})");
-    QTest::newRow("string value")
-        << QByteArray(R"({"model":"a","stream":"no"})") << QString()
-        << QByteArray(R"({"model":"a","stream":true})");
+    QTest::newRow("string value") << QByteArray(R"({"model":"a","stream":"no"})") << QString()
+                                  << QByteArray(R"({"model":"a","stream":true})");
 }
 
 void TestSpliceStream::edits()

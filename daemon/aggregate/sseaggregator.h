@@ -1,0 +1,143 @@
+#pragma once
+
+#include <QByteArray>
+#include <QByteArrayView>
+#include <QJsonObject>
+#include <QJsonValue>
+#include <QString>
+
+#include <map>
+
+namespace slp {
+
+// Reassembles an OpenAI-style SSE completion stream (vLLM, OpenAI, llama.cpp shapes) into the
+// non-streaming JSON body the client asked for (aggregate: true). Pure: no sockets, no event
+// loop. Feed the upstream body bytes as they arrive, in any split, then call finishInput() when
+// the body ends; state() says what happened.
+//
+//   SseAggregator agg(SseAggregator::Kind::Chat);
+//   agg.feed(bytes) ...;            // stops consuming once state() != Streaming
+//   agg.finishInput();              // connection closed / body complete
+//   switch (agg.state()) { Done: 200 + result(); UpstreamError: 502 + errorJson();
+//                          Malformed: 502, log malformedReason(); }
+//
+// SSE follows the WHATWG event-stream rules: LF, CRLF or lone CR line endings, a leading BOM is
+// dropped, "data:" lines of one event are joined by "\n", comments and other fields are ignored,
+// an event with blank data is a keep-alive. "data: [DONE]" ends the stream; anything fed after
+// it is ignored.
+//
+// Chat result: {"id","object":"chat.completion","created","model",...,"choices":[{"index",
+// "message":{"role","content",["reasoning_content"],["tool_calls"]},"logprobs":null,
+// "finish_reason",...}],["usage"]}.
+// - Top-level fields: every chunk's top-level fields merged, a later non-null value winning and
+//   a null only filling a key not seen yet (so the final chunk's id/model/system_fingerprint/
+//   x_gllm/timings/... are carried over);
+//   "object" is replaced, "choices" and "usage" are built as below.
+// - "usage": the last non-null usage of any chunk; absent if no chunk carried one.
+// - Per choice (by "index", output sorted): role from the first delta that has one (default
+//   "assistant"); content concatenated (null when empty and there are tool calls); any other
+//   string delta field (reasoning_content, reasoning, refusal, ...) concatenated and present
+//   only if some chunk had it non-null; tool_calls assembled by their index (id, type, name from
+//   the first chunk that has them, arguments concatenated); finish_reason the last non-null one;
+//   other per-choice fields (stop_reason, ...) merged the same way; other non-null, non-string
+//   delta fields: the last one.
+// Completion result: the same with "object":"text_completion" and choices[].text concatenated.
+//
+// Errors: a JSON event with a non-null top-level "error" (or "object":"error"), or an
+// `error: {...}` line (llama.cpp's server), is the upstream's in-band error -> UpstreamError. A
+// data payload that is not a JSON object, a malformed chunk shape, an event or output beyond the
+// limit, or the end of input before [DONE] -> Malformed.
+//
+// Memory stays proportional to the generated output: the raw stream is not kept, only the
+// pending (incomplete) event, the assembled strings and the merged extra fields.
+class SseAggregator
+{
+public:
+    enum class Kind
+    {
+        Chat,
+        Completion
+    }; // /v1/chat/completions vs /v1/completions
+    enum class State
+    {
+        Streaming,
+        Done,
+        UpstreamError,
+        Malformed
+    };
+
+    // maxOutputBytes bounds the assembled output (UTF-8 bytes of the concatenated strings plus
+    // the carried-over fields); one pending SSE event may additionally be up to that plus 1 MiB.
+    explicit SseAggregator(Kind kind, qint64 maxOutputBytes = 256 * 1024 * 1024);
+
+    // Raw SSE bytes in any split (mid-line, mid-UTF-8, mid-CRLF). No-op once not Streaming.
+    void feed(QByteArrayView bytes);
+    // The body ended. An unterminated last line/event is still processed (a final
+    // "data: [DONE]" without its blank line counts); if [DONE] was not seen the state becomes
+    // Malformed ("stream ended before data: [DONE]"). No-op once not Streaming.
+    void finishInput();
+
+    State state() const { return m_state; }
+    // UpstreamError: {"error": <the upstream's error object>}. A non-object error value is
+    // wrapped: {"error":{"message":"<string>"}} or {"error":{"message":"upstream error",
+    // "detail":<value>}}. Empty otherwise.
+    QByteArray errorJson() const;
+    // Malformed: why, for the log (never for the client). Empty otherwise.
+    QString malformedReason() const { return m_malformedReason; }
+    // Done: the reassembled non-streaming JSON body (compact). Empty otherwise.
+    QByteArray result() const;
+
+private:
+    struct ToolCall
+    {
+        QString id;
+        QString type;
+        QString name;
+        QString arguments;
+    };
+    struct Choice
+    {
+        QString role;
+        QString content;                      // chat delta.content, or completion text
+        QJsonObject deltaOther;               // other non-string delta fields (last non-null wins)
+        std::map<QString, QString> deltaText; // other string delta fields, concatenated
+        std::map<qint64, ToolCall> toolCalls;
+        qint64 lastToolIndex = -1; // for tool-call deltas without "index"
+        QJsonValue finishReason = QJsonValue::Null;
+        QJsonObject extras; // other per-choice fields (last non-null wins)
+    };
+
+    void processLine(QByteArrayView line);
+    void dispatchEvent();
+    void handleEvent(const QByteArray &data);
+    bool applyChoice(const QJsonObject &choice);
+    bool applyToolCalls(Choice &c, const QJsonValue &calls);
+    void mergeNonNull(QJsonObject &into, const QString &key, const QJsonValue &value);
+    void charge(qint64 bytes);
+    bool checkPending();
+    void releaseIfFinished();
+    void setMalformed(const QString &reason);
+
+    Kind m_kind;
+    qint64 m_maxOutputBytes;
+    qint64 m_maxEventBytes;
+    State m_state = State::Streaming;
+    QString m_malformedReason;
+    QJsonValue m_error;
+
+    // SSE framing
+    QByteArray m_line;       // the current, incomplete line
+    QByteArray m_data;       // data lines of the current event, joined by '\n'
+    bool m_hasData = false;  // the current event has at least one data line
+    bool m_skipLf = false;   // the last line ended in CR: a following LF belongs to it
+    bool m_atStart = true;   // no line seen yet (BOM stripping)
+    qint64 m_eventCount = 0; // dispatched events, for error messages
+
+    // assembled output
+    qint64 m_outputBytes = 0;
+    QJsonObject m_top;
+    QJsonValue m_usage = QJsonValue::Null;
+    std::map<qint64, Choice> m_choices;
+};
+
+} // namespace slp

@@ -1,0 +1,138 @@
+#include "monitorwindow.h"
+
+#include "routetablemodel.h"
+#include "statusicons.h"
+#include "statustext.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QCloseEvent>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QIdentityProxyModel>
+#include <QLabel>
+#include <QPushButton>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace slp::monitor {
+
+namespace {
+
+// Adds each row's state icon to the id column: the pure model stays free of QtGui.
+class StateIconProxy : public QIdentityProxyModel
+{
+public:
+    using QIdentityProxyModel::QIdentityProxyModel;
+
+    QVariant data(const QModelIndex &index, int role) const override
+    {
+        if (role == Qt::DecorationRole && index.column() == RouteTableModel::State) {
+            const QVariant state = QIdentityProxyModel::data(index, RouteTableModel::StateRole);
+            if (state.isValid())
+                return routeStateIcon(RouteState(state.toInt()));
+        }
+        return QIdentityProxyModel::data(index, role);
+    }
+};
+
+} // namespace
+
+MonitorWindow::MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *parent)
+    : QWidget(parent), m_routes(routes), m_standalone(standalone), m_icon(new QLabel(this)),
+      m_headline(new QLabel(this)), m_pollInfo(new QLabel(this)), m_error(new QLabel(this)),
+      m_table(new QTableView(this))
+{
+    setWindowTitle(QStringLiteral("SLP monitor"));
+    setWindowIcon(healthIcon(Health::Ok));
+
+    QFont bold = m_headline->font();
+    bold.setBold(true);
+    m_headline->setFont(bold);
+    m_headline->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_error->setStyleSheet(QStringLiteral("color: #c62828"));
+    m_error->setWordWrap(true);
+    m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    auto *proxy = new StateIconProxy(this);
+    proxy->setSourceModel(m_routes);
+    m_table->setModel(proxy);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setAlternatingRowColors(true);
+    m_table->verticalHeader()->hide();
+    // Sized to their contents on every change: "ok at ..." becomes "ambiguous at ..." in
+    // place, and a truncated state is the one thing this table must not do.
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->setWordWrap(false);
+
+    auto *refresh = new QPushButton(QStringLiteral("Refresh"), this);
+    auto *copy = new QPushButton(QStringLiteral("Copy mapping"), this);
+    copy->setToolTip(QStringLiteral("Copy the model id \u2192 upstream model table"));
+    auto *settings = new QPushButton(QStringLiteral("Settings\u2026"), this);
+    connect(refresh, &QPushButton::clicked, this, &MonitorWindow::refreshRequested);
+    connect(copy, &QPushButton::clicked, this, &MonitorWindow::copyMapping);
+    connect(settings, &QPushButton::clicked, this, &MonitorWindow::settingsRequested);
+
+    auto *header = new QHBoxLayout; // owned by the main layout
+    header->addWidget(m_icon);
+    header->addWidget(m_headline, 1);
+    auto *buttons = new QHBoxLayout;
+    buttons->addWidget(m_pollInfo, 1);
+    buttons->addWidget(refresh);
+    buttons->addWidget(copy);
+    buttons->addWidget(settings);
+    if (m_standalone) {
+        auto *quit = new QPushButton(QStringLiteral("Quit"), this);
+        connect(quit, &QPushButton::clicked, this, &MonitorWindow::quitRequested);
+        buttons->addWidget(quit);
+    }
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(header);
+    layout->addWidget(m_error);
+    layout->addWidget(m_table, 1);
+    layout->addLayout(buttons);
+    resize(940, 330);
+}
+
+void MonitorWindow::showWaiting(const QUrl &url)
+{
+    m_icon->setPixmap(waitingIcon().pixmap(32, 32));
+    m_headline->setText(QStringLiteral("Polling SLP at %1\u2026").arg(url.toString()));
+    m_pollInfo->clear();
+    m_error->hide();
+}
+
+void MonitorWindow::showStatus(const StatusSnapshot &s)
+{
+    m_icon->setPixmap(healthIcon(s.health).pixmap(32, 32));
+    setWindowIcon(healthIcon(s.health));
+    m_headline->setText(QStringLiteral("SLP %1 \u2014 %2").arg(s.baseUrl.toString(), headline(s)));
+    m_pollInfo->setText(QStringLiteral("Last poll: %1")
+                            .arg(s.polledAt.toLocalTime().toString(u"yyyy-MM-dd HH:mm:ss")));
+    if (s.error.isEmpty()) {
+        m_error->hide();
+    } else {
+        m_error->setText(
+            s.reachable ? s.error : QStringLiteral("%1 (routes below as last seen)").arg(s.error));
+        m_error->show();
+    }
+}
+
+void MonitorWindow::copyMapping()
+{
+    QApplication::clipboard()->setText(mappingText(m_routes->routes()));
+}
+
+void MonitorWindow::closeEvent(QCloseEvent *event)
+{
+    if (m_standalone) {
+        emit quitRequested();
+        event->accept();
+        return;
+    }
+    hide();
+    event->ignore();
+}
+
+} // namespace slp::monitor

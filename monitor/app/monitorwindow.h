@@ -1,0 +1,47 @@
+#pragma once
+
+#include "status.h"
+
+#include <QWidget>
+
+class QLabel;
+class QPushButton;
+class QTableView;
+
+namespace slp::monitor {
+
+class RouteTableModel;
+
+// The route table with the last poll's time and error. In tray mode closing it only hides
+// it; without a tray it is the application and closing it quits.
+class MonitorWindow : public QWidget
+{
+    Q_OBJECT
+
+public:
+    MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *parent = nullptr);
+
+    void showStatus(const StatusSnapshot &snapshot);
+    void showWaiting(const QUrl &url);
+
+signals:
+    void refreshRequested();
+    void settingsRequested();
+    void quitRequested();
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
+
+private:
+    void copyMapping();
+
+    RouteTableModel *m_routes;
+    bool m_standalone;
+    QLabel *m_icon;
+    QLabel *m_headline;
+    QLabel *m_pollInfo;
+    QLabel *m_error;
+    QTableView *m_table;
+};
+
+} // namespace slp::monitor

@@ -1,0 +1,32 @@
+#pragma once
+
+#include "monitoroptions.h"
+
+#include <QDialog>
+
+class QCheckBox;
+class QLabel;
+class QLineEdit;
+
+namespace slp::monitor {
+
+// URL, interval, notifications on/off. Refuses to close on a bad URL or duration, saying why.
+class SettingsDialog : public QDialog
+{
+    Q_OBJECT
+
+public:
+    explicit SettingsDialog(const MonitorSettings &settings, QWidget *parent = nullptr);
+    MonitorSettings settings() const { return m_settings; }
+
+    void accept() override;
+
+private:
+    MonitorSettings m_settings;
+    QLineEdit *m_url;
+    QLineEdit *m_interval;
+    QCheckBox *m_notifications;
+    QLabel *m_error;
+};
+
+} // namespace slp::monitor

@@ -1,0 +1,190 @@
+#include "monitoroptions.h"
+
+#include "goduration.h"
+
+#include <QSettings>
+
+namespace slp::monitor {
+
+using namespace std::chrono;
+
+namespace {
+
+const QString kUrlKey = QStringLiteral("url");
+const QString kIntervalKey = QStringLiteral("interval");
+const QString kNotificationsKey = QStringLiteral("notifications");
+
+// Below this the monitor would be load, not a monitor.
+constexpr milliseconds kMinInterval{100};
+
+} // namespace
+
+std::optional<QUrl> parseBaseUrl(const QString &text, QString *error)
+{
+    const QUrl url(text.trimmed(), QUrl::StrictMode);
+    const QString scheme = url.scheme();
+    if (!url.isValid() || (scheme != QLatin1String("http") && scheme != QLatin1String("https")) ||
+        url.host().isEmpty()) {
+        if (error)
+            *error = QStringLiteral("\"%1\" is not an http(s) URL such as http://127.0.0.1:8080")
+                         .arg(text);
+        return std::nullopt;
+    }
+    if (!url.path().isEmpty() && url.path() != QLatin1String("/")) {
+        if (error)
+            *error = QStringLiteral("\"%1\": give SLP's origin only; the monitor adds "
+                                    "/v1/models and /metrics itself")
+                         .arg(text);
+        return std::nullopt;
+    }
+    if (url.hasQuery() || url.hasFragment()) {
+        if (error)
+            *error = QStringLiteral("\"%1\": a query or fragment makes no sense here").arg(text);
+        return std::nullopt;
+    }
+    // StripTrailingSlash keeps a lone "/" (it is the root path); the origin has none.
+    QUrl origin = url;
+    origin.setPath(QString());
+    return origin;
+}
+
+std::optional<milliseconds> parseInterval(const QString &text, QString *error)
+{
+    QString why;
+    const std::optional<Nanoseconds> d = parseGoDuration(text.trimmed(), &why);
+    if (!d) {
+        if (error)
+            *error = QStringLiteral("bad interval \"%1\": %2").arg(text, why);
+        return std::nullopt;
+    }
+    const milliseconds ms = duration_cast<milliseconds>(*d);
+    if (ms < kMinInterval) {
+        if (error)
+            *error = QStringLiteral("interval \"%1\" is below the minimum of 100ms").arg(text);
+        return std::nullopt;
+    }
+    return ms;
+}
+
+QString formatInterval(milliseconds interval)
+{
+    return formatGoDuration(duration_cast<Nanoseconds>(interval));
+}
+
+MonitorSettings MonitorSettings::load(const QSettings &settings)
+{
+    MonitorSettings s;
+    if (const auto url =
+            parseBaseUrl(settings.value(kUrlKey, s.url.toString()).toString(), nullptr))
+        s.url = *url;
+    if (const auto interval = parseInterval(
+            settings.value(kIntervalKey, formatInterval(s.interval)).toString(), nullptr))
+        s.interval = *interval;
+    s.notifications = settings.value(kNotificationsKey, s.notifications).toBool();
+    return s;
+}
+
+void MonitorSettings::save(QSettings &settings) const
+{
+    settings.setValue(kUrlKey, url.toString());
+    settings.setValue(kIntervalKey, formatInterval(interval));
+    settings.setValue(kNotificationsKey, notifications);
+}
+
+QString monitorUsageText()
+{
+    return QStringLiteral(
+        "usage: slp-monitor [--url URL] [--interval DURATION]\n"
+        "       slp-monitor --once [--url URL]\n"
+        "       slp-monitor --version | --help\n"
+        "\n"
+        "Tray monitor for SLP, the Simple LLM Proxy: polls /v1/models?debug and /metrics and\n"
+        "shows ok / attention (pending routes, probe errors) / alert (an ambiguous route, or\n"
+        "SLP unreachable). Without a system tray it runs as a window.\n"
+        "\n"
+        "  --url URL          SLP's origin (default: the saved setting, http://127.0.0.1:8080)\n"
+        "  --interval D       time between polls, Go syntax (default: the saved setting, 10s)\n"
+        "  --once             poll once, print each route and its state, exit\n"
+        "                     0 ok, 1 attention, 2 alert\n"
+        "  --version          print the version\n"
+        "  -h, --help         print this help\n"
+        "\n"
+        "--url and --interval apply to this run; the Settings dialog saves them.\n");
+}
+
+MonitorCommandLine parseMonitorCommandLine(const QStringList &arguments)
+{
+    MonitorCommandLine cl;
+    bool once = false;
+    bool version = false;
+    bool help = false;
+    const auto fail = [&cl](const QString &error) {
+        cl.action = MonitorCommandLine::Action::UsageError;
+        cl.error = error;
+        return cl;
+    };
+    for (qsizetype i = 0; i < arguments.size(); ++i) {
+        QString arg = arguments[i];
+        QString value;
+        bool hasInlineValue = false;
+        if (arg.startsWith(QLatin1String("--")) && arg.contains(QLatin1Char('='))) {
+            value = arg.section(QLatin1Char('='), 1);
+            arg = arg.section(QLatin1Char('='), 0, 0);
+            hasInlineValue = true;
+        }
+        const auto takeValue = [&](QString *out) {
+            if (hasInlineValue) {
+                *out = value;
+                return !value.isEmpty();
+            }
+            if (i + 1 >= arguments.size() || arguments[i + 1].startsWith(QLatin1String("--")))
+                return false;
+            *out = arguments[++i];
+            return true;
+        };
+        if (arg == QLatin1String("--url")) {
+            QString text;
+            if (!takeValue(&text))
+                return fail(QStringLiteral("--url needs a URL such as http://127.0.0.1:8080"));
+            QString why;
+            cl.url = parseBaseUrl(text, &why);
+            if (!cl.url)
+                return fail(QStringLiteral("--url: %1").arg(why));
+        } else if (arg == QLatin1String("--interval")) {
+            QString text;
+            if (!takeValue(&text))
+                return fail(QStringLiteral("--interval needs a duration such as 10s"));
+            QString why;
+            cl.interval = parseInterval(text, &why);
+            if (!cl.interval)
+                return fail(QStringLiteral("--interval: %1").arg(why));
+        } else if (hasInlineValue) {
+            return fail(QStringLiteral("%1 takes no value").arg(arg));
+        } else if (arg == QLatin1String("--once")) {
+            once = true;
+        } else if (arg == QLatin1String("--version")) {
+            version = true;
+        } else if (arg == QLatin1String("--help") || arg == QLatin1String("-h")) {
+            help = true;
+        } else if (arg.startsWith(QLatin1Char('-'))) {
+            return fail(QStringLiteral("unknown flag %1").arg(arg));
+        } else {
+            static const QStringList known = {QStringLiteral("url"), QStringLiteral("interval"),
+                                              QStringLiteral("once"), QStringLiteral("version"),
+                                              QStringLiteral("help")};
+            const QString hint =
+                known.contains(arg) ? QStringLiteral(" (did you mean --%1?)").arg(arg) : QString();
+            return fail(QStringLiteral("unexpected argument \"%1\": slp-monitor takes flags only%2")
+                            .arg(arg, hint));
+        }
+    }
+    if (help)
+        cl.action = MonitorCommandLine::Action::Help;
+    else if (version)
+        cl.action = MonitorCommandLine::Action::Version;
+    else
+        cl.action = once ? MonitorCommandLine::Action::Once : MonitorCommandLine::Action::Run;
+    return cl;
+}
+
+} // namespace slp::monitor

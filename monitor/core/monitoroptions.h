@@ -1,0 +1,52 @@
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <QUrl>
+
+#include <chrono>
+#include <optional>
+
+class QSettings;
+
+namespace slp::monitor {
+
+// The settings the user can change, persisted with QSettings ("SLP"/"slp-monitor").
+struct MonitorSettings
+{
+    QUrl url{QStringLiteral("http://127.0.0.1:8080")};
+    std::chrono::milliseconds interval{10000};
+    bool notifications = true;
+
+    static MonitorSettings load(const QSettings &settings); // bad stored values fall back
+    void save(QSettings &settings) const;
+    bool operator==(const MonitorSettings &other) const = default;
+};
+
+// Checks what a user typed (command line or settings dialog); nullopt with a reason if bad.
+std::optional<QUrl> parseBaseUrl(const QString &text, QString *error);
+std::optional<std::chrono::milliseconds> parseInterval(const QString &text, QString *error);
+QString formatInterval(std::chrono::milliseconds interval); // Go syntax, "10s"
+
+// `slp-monitor` arguments. Strict as `slp`'s: a stray word or an unknown flag is a usage error
+// (exit 2) so no script comes to depend on lenient parsing.
+struct MonitorCommandLine
+{
+    enum class Action
+    {
+        Run,
+        Once,
+        Version,
+        Help,
+        UsageError
+    };
+    Action action = Action::UsageError;
+    std::optional<QUrl> url;                           // --url: this run only, not saved
+    std::optional<std::chrono::milliseconds> interval; // --interval: this run only
+    QString error;
+};
+
+MonitorCommandLine parseMonitorCommandLine(const QStringList &arguments); // without argv[0]
+QString monitorUsageText();
+
+} // namespace slp::monitor

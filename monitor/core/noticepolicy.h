@@ -1,0 +1,39 @@
+#pragma once
+
+#include "statusmodel.h"
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+namespace slp::monitor {
+
+// One desktop notification, before it meets D-Bus or the tray.
+struct Notice
+{
+    enum class Kind
+    {
+        Ambiguous,
+        Recovered,
+        Unreachable,
+        Reachable
+    };
+    enum class Urgency
+    {
+        Normal,
+        Critical
+    };
+    Kind kind = Kind::Ambiguous;
+    Urgency urgency = Urgency::Normal;
+    QString title;
+    QString body;
+    QStringList routeIds; // the routes it is about (empty for reachability)
+};
+
+// The notifier's policy (pure): which transitions are worth a desktop notification, grouped
+// so one poll yields at most one notice per kind. An edition that follows an ambiguous
+// backend turns ambiguous in the same poll as its backend; that is one event for the user,
+// not two popups. Everything else (pending -> ok, reloads) only shows in the icon and table.
+QList<Notice> noticesFor(const StatusUpdate &update);
+
+} // namespace slp::monitor

@@ -1,0 +1,109 @@
+#include "routetablemodel.h"
+
+namespace slp::monitor {
+
+RouteTableModel::RouteTableModel(QObject *parent) : QAbstractTableModel(parent)
+{}
+
+void RouteTableModel::setRoutes(const QList<RouteStatus> &routes)
+{
+    bool sameIds = routes.size() == m_routes.size();
+    for (qsizetype i = 0; sameIds && i < routes.size(); ++i)
+        sameIds = routes[i].entry.id == m_routes[i].entry.id;
+    if (!sameIds) {
+        beginResetModel();
+        m_routes = routes;
+        endResetModel();
+        return;
+    }
+    for (qsizetype i = 0; i < routes.size(); ++i) {
+        if (routes[i] == m_routes[i])
+            continue;
+        m_routes[i] = routes[i];
+        emit dataChanged(index(int(i), 0), index(int(i), ColumnCount - 1));
+    }
+}
+
+int RouteTableModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : int(m_routes.size());
+}
+
+int RouteTableModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant RouteTableModel::data(const QModelIndex &index, int role) const
+{
+    if (!index.isValid() || index.row() >= m_routes.size())
+        return {};
+    const RouteStatus &r = m_routes[index.row()];
+    const CatalogEntry &e = r.entry;
+    if (role == StateRole)
+        return int(r.state);
+    if (role == Qt::ToolTipRole) {
+        if (index.column() == LastProbe && e.lastProbeAt.isValid())
+            return e.lastProbeAt.toLocalTime().toString(Qt::ISODate);
+        if (index.column() == State && r.state == RouteState::Ambiguous)
+            return QStringLiteral("The backend serves zero or several models; SLP keeps the "
+                                  "last known name");
+        return {};
+    }
+    if (role != Qt::DisplayRole)
+        return {};
+    const auto yesNo = [](bool b) { return b ? QStringLiteral("yes") : QStringLiteral("no"); };
+    switch (index.column()) {
+    case Id:
+        return e.id;
+    case Upstream:
+        return r.upstreamName();
+    case State:
+        return routeStateName(r.state);
+    case Discovery:
+        return e.discovery;
+    case LastProbe:
+        if (e.lastProbe.isEmpty())
+            return QStringLiteral("\u2014");
+        return e.lastProbeAt.isValid()
+                   ? QStringLiteral("%1 at %2")
+                         .arg(e.lastProbe, e.lastProbeAt.toLocalTime().toString(u"HH:mm:ss"))
+                   : e.lastProbe;
+    case Timeout:
+        return e.timeout;
+    case Retry:
+        return yesNo(e.retry);
+    case Aggregate:
+        return yesNo(e.aggregate);
+    default:
+        return {};
+    }
+}
+
+QVariant RouteTableModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return QAbstractTableModel::headerData(section, orientation, role);
+    switch (section) {
+    case Id:
+        return QStringLiteral("Model id");
+    case Upstream:
+        return QStringLiteral("Upstream model");
+    case State:
+        return QStringLiteral("State");
+    case Discovery:
+        return QStringLiteral("Discovery");
+    case LastProbe:
+        return QStringLiteral("Last probe");
+    case Timeout:
+        return QStringLiteral("Timeout");
+    case Retry:
+        return QStringLiteral("Retry");
+    case Aggregate:
+        return QStringLiteral("Aggregate");
+    default:
+        return {};
+    }
+}
+
+} // namespace slp::monitor

@@ -1,0 +1,47 @@
+#pragma once
+
+#include "status.h"
+
+#include <QAbstractTableModel>
+#include <QList>
+
+namespace slp::monitor {
+
+// The window's route table: one row per route, the debug catalog's fields as columns.
+// Qt Core only (the state icon is added by the widgets layer through StateRole).
+class RouteTableModel : public QAbstractTableModel
+{
+    Q_OBJECT
+
+public:
+    enum Column
+    {
+        Id,
+        Upstream,
+        State,
+        Discovery,
+        LastProbe,
+        Timeout,
+        Retry,
+        Aggregate,
+        ColumnCount
+    };
+    static constexpr int StateRole = Qt::UserRole + 1; // RouteState as int
+
+    explicit RouteTableModel(QObject *parent = nullptr);
+
+    // Keeps rows whose id stays, so a selection survives a poll that changed nothing.
+    void setRoutes(const QList<RouteStatus> &routes);
+    const QList<RouteStatus> &routes() const { return m_routes; }
+
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation,
+                        int role = Qt::DisplayRole) const override;
+
+private:
+    QList<RouteStatus> m_routes;
+};
+
+} // namespace slp::monitor

@@ -1,0 +1,146 @@
+#include "status.h"
+
+#include "prometheustext.h"
+
+#include <QHash>
+
+#include <algorithm>
+
+namespace slp::monitor {
+
+QString healthName(Health health)
+{
+    switch (health) {
+    case Health::Ok:
+        return QStringLiteral("ok");
+    case Health::Attention:
+        return QStringLiteral("attention");
+    case Health::Alert:
+        return QStringLiteral("alert");
+    }
+    return {};
+}
+
+QString routeStateName(RouteState state)
+{
+    switch (state) {
+    case RouteState::Ok:
+        return QStringLiteral("ok");
+    case RouteState::Pending:
+        return QStringLiteral("pending");
+    case RouteState::ProbeError:
+        return QStringLiteral("probe error");
+    case RouteState::Ambiguous:
+        return QStringLiteral("ambiguous");
+    }
+    return {};
+}
+
+Health healthOf(RouteState state)
+{
+    switch (state) {
+    case RouteState::Ok:
+        return Health::Ok;
+    case RouteState::Pending:
+    case RouteState::ProbeError:
+        return Health::Attention;
+    case RouteState::Ambiguous:
+        return Health::Alert;
+    }
+    return Health::Alert;
+}
+
+QString RouteStatus::upstreamName() const
+{
+    return entry.upstreamModel.isEmpty() ? QStringLiteral("(unknown)") : entry.upstreamModel;
+}
+
+bool RouteStatus::operator==(const RouteStatus &other) const
+{
+    const CatalogEntry &a = entry;
+    const CatalogEntry &b = other.entry;
+    return a.id == b.id && a.upstreamModel == b.upstreamModel && a.discovery == b.discovery &&
+           a.lastProbe == b.lastProbe && a.lastProbeAt == b.lastProbeAt && a.timeout == b.timeout &&
+           a.retry == b.retry && a.aggregate == b.aggregate &&
+           ambiguousMetric == other.ambiguousMetric && state == other.state;
+}
+
+int StatusSnapshot::count(RouteState state) const
+{
+    return int(std::count_if(routes.cbegin(), routes.cend(),
+                             [state](const RouteStatus &r) { return r.state == state; }));
+}
+
+RouteState routeStateOf(const CatalogEntry &entry, bool ambiguousMetric)
+{
+    // Both sources count: the gauge exists only for probed backends, while an edition that
+    // follows its backend shows the backend's last_probe in the catalog.
+    if (ambiguousMetric || entry.lastProbe == QLatin1String("ambiguous"))
+        return RouteState::Ambiguous;
+    if (entry.lastProbe == QLatin1String("error"))
+        return RouteState::ProbeError;
+    if (entry.discovery == QLatin1String("pending"))
+        return RouteState::Pending;
+    return RouteState::Ok;
+}
+
+StatusSnapshot readSnapshot(const PollResult &poll)
+{
+    StatusSnapshot s;
+    s.baseUrl = poll.baseUrl;
+    s.polledAt = poll.finishedAt;
+    if (!poll.catalogError.isEmpty()) {
+        s.error = poll.catalogError;
+        return s;
+    }
+    QString catalogError;
+    const std::optional<Catalog> catalog = catalogFromJson(poll.catalogBody, &catalogError);
+    if (!catalog) {
+        s.error = QStringLiteral("/v1/models?debug is not an SLP catalog: %1").arg(catalogError);
+        return s;
+    }
+    s.reachable = true;
+
+    QHash<QString, bool> ambiguous;
+    QHash<QString, QString> upstreamFromMetrics;
+    if (!poll.metricsError.isEmpty()) {
+        s.error = QStringLiteral("/metrics: %1").arg(poll.metricsError);
+    } else {
+        const PromParseResult prom = parsePromText(poll.metricsBody);
+        if (!prom.error.isEmpty())
+            s.error = QStringLiteral("/metrics: %1").arg(prom.error);
+        // Samples before a malformed line are still good; use them.
+        for (const PromSample &sample : prom.samples) {
+            QString modelId;
+            QString upstream;
+            for (const auto &[key, value] : sample.labels) {
+                if (key == QLatin1String("model_id"))
+                    modelId = value;
+                else if (key == QLatin1String("upstream_model"))
+                    upstream = value;
+            }
+            if (modelId.isEmpty())
+                continue;
+            if (sample.name == QLatin1String("slp_upstream_model_ambiguous"))
+                ambiguous[modelId] = sample.value == 1.0;
+            else if (sample.name == QLatin1String("slp_upstream_model_info") && !upstream.isEmpty())
+                upstreamFromMetrics[modelId] = upstream;
+        }
+    }
+
+    Health health = s.error.isEmpty() ? Health::Ok : Health::Attention;
+    for (const CatalogEntry &entry : catalog->entries) {
+        RouteStatus route;
+        route.entry = entry;
+        if (route.entry.upstreamModel.isEmpty())
+            route.entry.upstreamModel = upstreamFromMetrics.value(entry.id);
+        route.ambiguousMetric = ambiguous.value(entry.id, false);
+        route.state = routeStateOf(route.entry, route.ambiguousMetric);
+        health = std::max(health, healthOf(route.state));
+        s.routes << route;
+    }
+    s.health = health;
+    return s;
+}
+
+} // namespace slp::monitor

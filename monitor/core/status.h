@@ -1,0 +1,83 @@
+#pragma once
+
+#include "debugcatalog.h"
+
+#include <QByteArray>
+#include <QDateTime>
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <QUrl>
+
+namespace slp::monitor {
+
+// What the icon shows. Ordered by severity so the worst route wins with std::max.
+enum class Health
+{
+    Ok,
+    Attention,
+    Alert
+};
+
+// One route's state, worst first when several apply (an ambiguous route that also had a probe
+// error is still ambiguous: that is the one that sends requests to a stale model).
+enum class RouteState
+{
+    Ok,
+    Pending,
+    ProbeError,
+    Ambiguous
+};
+
+QString healthName(Health health);        // ok | attention | alert
+QString routeStateName(RouteState state); // ok | pending | probe error | ambiguous
+Health healthOf(RouteState state);
+
+// What the connector delivers for one poll: the raw bodies or why each request failed.
+// Nothing is interpreted here, so the state model can be tested on recorded text alone.
+struct PollResult
+{
+    QUrl baseUrl;
+    QDateTime finishedAt;
+    QByteArray catalogBody; // GET /v1/models?debug, when catalogError is empty
+    QString catalogError;   // refused, timed out, HTTP 503, ...
+    QByteArray metricsBody; // GET /metrics, when metricsError is empty
+    QString metricsError;
+};
+
+struct RouteStatus
+{
+    CatalogEntry entry; // the debug catalog's row (upstream filled from metrics if absent)
+    bool ambiguousMetric = false; // slp_upstream_model_ambiguous{model_id} == 1
+    RouteState state = RouteState::Ok;
+
+    QString upstreamName() const; // the upstream model, or "(unknown)"
+    bool operator==(const RouteStatus &other) const;
+};
+
+struct StatusSnapshot
+{
+    QUrl baseUrl;
+    QDateTime polledAt;
+    bool reachable = false;
+    // Unreachable: why. Reachable: a lesser problem (metrics unreadable), else empty.
+    QString error;
+    // Reachable: this poll's routes. Unreachable: the last known ones (stale), so the window
+    // keeps showing what SLP served and a recovery can be compared with it.
+    QList<RouteStatus> routes;
+    Health health = Health::Alert;
+
+    int count(RouteState state) const;
+};
+
+// Reads one poll through the shared parsers (debug catalog, Prometheus text). Pure.
+// A catalog that is missing or not a catalog means SLP is unreachable (something else may be
+// listening there); unreadable metrics only cost the ambiguity gauge and raise attention.
+StatusSnapshot readSnapshot(const PollResult &poll);
+
+// Route state from the catalog row and the gauge.
+RouteState routeStateOf(const CatalogEntry &entry, bool ambiguousMetric);
+
+} // namespace slp::monitor
+
+Q_DECLARE_METATYPE(slp::monitor::PollResult)

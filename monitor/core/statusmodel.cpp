@@ -1,0 +1,138 @@
+#include "statusmodel.h"
+
+#include <QHash>
+
+namespace slp::monitor {
+
+QString describe(const Transition &t)
+{
+    const QString startup = t.atStartup ? QStringLiteral(" (at start-up)") : QString();
+    switch (t.kind) {
+    case Transition::Kind::Unreachable:
+        return QStringLiteral("SLP unreachable%1: %2").arg(startup, t.detail);
+    case Transition::Kind::Reachable:
+        return QStringLiteral("SLP reachable again");
+    case Transition::Kind::BecameAmbiguous:
+        return QStringLiteral("route %1 became ambiguous%2 (upstream %3)")
+            .arg(t.routeId, startup, t.upstreamModel);
+    case Transition::Kind::Recovered:
+        return QStringLiteral("route %1 recovered: %2 (upstream %3)")
+            .arg(t.routeId, routeStateName(t.to), t.upstreamModel);
+    case Transition::Kind::StateChanged:
+        return QStringLiteral("route %1: %2 -> %3")
+            .arg(t.routeId, routeStateName(t.from), routeStateName(t.to));
+    case Transition::Kind::RouteAdded:
+        return QStringLiteral("route %1 added (%2)").arg(t.routeId, routeStateName(t.to));
+    case Transition::Kind::RouteRemoved:
+        return QStringLiteral("route %1 removed").arg(t.routeId);
+    }
+    return {};
+}
+
+const StatusSnapshot &StatusModel::current() const
+{
+    Q_ASSERT(m_current);
+    return *m_current;
+}
+
+void StatusModel::reset()
+{
+    m_current.reset();
+    m_lastKnownRoutes.reset();
+}
+
+StatusUpdate StatusModel::apply(StatusSnapshot snapshot)
+{
+    StatusUpdate update;
+    update.first = !m_current.has_value();
+    const bool wasReachable = m_current && m_current->reachable;
+
+    if (!snapshot.reachable) {
+        if (m_lastKnownRoutes)
+            snapshot.routes = *m_lastKnownRoutes;
+        snapshot.health = Health::Alert;
+        // Reported once per outage: at start-up, or when a reachable SLP stops answering.
+        if (update.first || wasReachable) {
+            Transition t;
+            t.kind = Transition::Kind::Unreachable;
+            t.atStartup = update.first;
+            t.detail = snapshot.error;
+            update.transitions << t;
+        }
+    } else {
+        if (!update.first && !wasReachable) {
+            Transition t;
+            t.kind = Transition::Kind::Reachable;
+            update.transitions << t;
+        }
+        if (!m_lastKnownRoutes) {
+            // The first routes ever seen: only an ambiguous one is worth a word.
+            for (const RouteStatus &r : snapshot.routes) {
+                if (r.state != RouteState::Ambiguous)
+                    continue;
+                Transition t;
+                t.kind = Transition::Kind::BecameAmbiguous;
+                t.routeId = r.entry.id;
+                t.upstreamModel = r.entry.upstreamModel;
+                t.to = r.state;
+                t.atStartup = true;
+                update.transitions << t;
+            }
+        } else {
+            update.transitions << routeTransitions(*m_lastKnownRoutes, snapshot.routes);
+        }
+        m_lastKnownRoutes = snapshot.routes;
+    }
+
+    m_current = snapshot;
+    update.snapshot = std::move(snapshot);
+    return update;
+}
+
+QList<Transition> StatusModel::routeTransitions(const QList<RouteStatus> &before,
+                                                const QList<RouteStatus> &after) const
+{
+    QList<Transition> out;
+    QHash<QString, const RouteStatus *> old;
+    for (const RouteStatus &r : before)
+        old.insert(r.entry.id, &r);
+
+    for (const RouteStatus &r : after) {
+        Transition t;
+        t.routeId = r.entry.id;
+        t.upstreamModel = r.entry.upstreamModel;
+        t.to = r.state;
+        const RouteStatus *prev = old.take(r.entry.id);
+        if (!prev) {
+            // A reload added it; an ambiguous newcomer is as bad as a route turning ambiguous.
+            t.kind = r.state == RouteState::Ambiguous ? Transition::Kind::BecameAmbiguous
+                                                      : Transition::Kind::RouteAdded;
+            out << t;
+            continue;
+        }
+        t.from = prev->state;
+        if (t.from == t.to)
+            continue;
+        if (t.to == RouteState::Ambiguous)
+            t.kind = Transition::Kind::BecameAmbiguous;
+        else if (t.from == RouteState::Ambiguous)
+            t.kind = Transition::Kind::Recovered;
+        else
+            t.kind = Transition::Kind::StateChanged;
+        out << t;
+    }
+    // Removed routes, in their old order.
+    for (const RouteStatus &r : before) {
+        if (!old.contains(r.entry.id))
+            continue;
+        Transition t;
+        t.kind = Transition::Kind::RouteRemoved;
+        t.routeId = r.entry.id;
+        t.upstreamModel = r.entry.upstreamModel;
+        t.from = r.state;
+        out << t;
+    }
+    return out;
+}
+
+} // namespace slp::monitor

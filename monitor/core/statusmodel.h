@@ -1,0 +1,69 @@
+#pragma once
+
+#include "status.h"
+
+#include <QList>
+#include <QString>
+
+#include <optional>
+
+namespace slp::monitor {
+
+// A change between two polls that someone may want to hear about.
+struct Transition
+{
+    enum class Kind
+    {
+        Unreachable,     // SLP stopped answering (or was not answering at start-up)
+        Reachable,       // it answers again
+        BecameAmbiguous, // a route now serves from an ambiguous backend
+        Recovered,       // an ambiguous route is no longer ambiguous
+        StateChanged,    // any other change of a route's state (pending -> ok, ...)
+        RouteAdded,      // SLP reloaded its config
+        RouteRemoved,
+    };
+    Kind kind = Kind::StateChanged;
+    QString routeId;       // empty for Unreachable / Reachable
+    QString upstreamModel; // the route's upstream name now (before, for RouteRemoved)
+    RouteState from = RouteState::Ok;
+    RouteState to = RouteState::Ok;
+    bool atStartup = false; // found by the first poll rather than seen happening
+    QString detail;         // Unreachable: the error
+
+    bool operator==(const Transition &other) const = default;
+};
+
+QString describe(const Transition &transition); // one log line
+
+struct StatusUpdate
+{
+    StatusSnapshot snapshot;
+    QList<Transition> transitions;
+    bool first = false; // the first poll since start (or since the URL changed)
+};
+
+// The pure state model: feeds on snapshots, remembers the last one, and says what changed.
+// No widgets, no I/O, so every rule here is unit-tested on recorded daemon text.
+//
+// Start-up rule (Syncthing Tray's notifier): what the first poll finds is not news, except an
+// alert: an ambiguous route or an unreachable SLP is reported as a transition at start-up.
+class StatusModel
+{
+public:
+    StatusUpdate apply(StatusSnapshot snapshot);
+    // Forget everything (the URL changed): the next poll is a start-up again.
+    void reset();
+
+    bool hasPolled() const { return m_current.has_value(); }
+    const StatusSnapshot &current() const; // valid once hasPolled()
+
+private:
+    QList<Transition> routeTransitions(const QList<RouteStatus> &before,
+                                       const QList<RouteStatus> &after) const;
+
+    std::optional<StatusSnapshot> m_current;
+    // The routes of the last poll that reached SLP: an outage is not a route change.
+    std::optional<QList<RouteStatus>> m_lastKnownRoutes;
+};
+
+} // namespace slp::monitor
