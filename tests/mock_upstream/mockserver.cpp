@@ -447,6 +447,7 @@ Connection::Knobs Connection::parseKnobs(const Request &r)
     k.pauseMs = std::max(0, intHeader(r, "x-mock-pause-ms", 0));
     k.dropAfter = intHeader(r, "x-mock-drop-after", -1);
     k.errorAfter = intHeader(r, "x-mock-stream-error-after", -1);
+    k.ignoreStream = flagHeader(r, "x-mock-ignore-stream");
     k.headers = r.headerValues("x-mock-header");
     return k;
 }
@@ -606,11 +607,20 @@ void Connection::respondGenerated(const Request &request, const QByteArray &requ
         g.id = "resp-" + requestId.right(24);
     }
 
-    const bool stream = body.value("stream").toBool(false) && g.endpoint != Endpoint::Embedding;
+    // X-Mock-Ignore-Stream: a backend that ignores "stream": true and answers JSON.
+    const bool stream = body.value("stream").toBool(false) && g.endpoint != Endpoint::Embedding &&
+                        !m_knobs.ignoreStream;
     if (!stream) {
         qint64 dropBytes = m_knobs.dropAfter;
-        respondSimple(request, requestId, 200, "application/json", fullResponse(g), delay,
-                      m_knobs.gzip, dropBytes);
+        // Like a real server, a non-streaming answer comes when the whole generation is done:
+        // as long as the same request would take to stream (interval per event, plus a pause).
+        int generation = 0;
+        if (g.endpoint != Endpoint::Embedding && (m_knobs.intervalMs > 0 || m_knobs.pauseMs > 0)) {
+            const auto events = streamEvents(g).size();
+            generation = int(events) * m_knobs.intervalMs + (m_knobs.pauseAfter >= 0 ? m_knobs.pauseMs : 0);
+        }
+        respondSimple(request, requestId, 200, "application/json", fullResponse(g),
+                      delay + generation, m_knobs.gzip, dropBytes);
         return;
     }
 

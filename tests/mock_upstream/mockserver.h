@@ -127,6 +127,7 @@ private:
         bool closeDelimited = false;
         bool resetBeforeHead = false;
         bool noDone = false;
+        bool ignoreStream = false; // answer JSON even when the request asked to stream
         bool dropReset = false;
         qint64 large = -1;
         int events = 5;
