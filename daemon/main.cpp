@@ -7,6 +7,11 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <cstdlib>
+#include <future>
+#include <memory>
+#include <sys/resource.h>
+#include <thread>
 
 using namespace slp;
 
@@ -62,7 +67,22 @@ int main(int argc, char *argv[])
         }
         return result;
     };
-    ConfigResult result = load();
+    // yaml-cpp 0.7 loops forever on some malformed input (a line in block context starting
+    // with ','). Parse on a worker thread with a deadline, so a bad file is an error, never a
+    // hang; the stuck thread dies with the process, which exits at once.
+    auto promise = std::make_shared<std::promise<ConfigResult>>();
+    std::future<ConfigResult> parsed = promise->get_future();
+    std::thread([promise, load] { promise->set_value(load()); }).detach();
+    if (parsed.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+        std::fprintf(stderr,
+                     "%s: the YAML parser did not finish within 10s: yaml-cpp 0.7 hangs on some "
+                     "malformed input, such as a line starting with ','; fix the file\n"
+                     "slp: 1 config error; nothing was started\n",
+                     qPrintable(cl.configPath));
+        std::fflush(stderr);
+        std::_Exit(1);
+    }
+    ConfigResult result = parsed.get();
     if (auto *errors = std::get_if<QList<ConfigError>>(&result)) {
         return printErrors(*errors);
     }
@@ -81,6 +101,13 @@ int main(int argc, char *argv[])
     }
 
     installLogHandler();
+    // Each proxied stream holds two descriptors (client and upstream): the default soft limit
+    // of 1024 would refuse connections at about 500 streams. Take the hard limit.
+    rlimit files{};
+    if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &files);
+    }
     Daemon daemon(std::move(config), cl.configPath, load);
     QObject::connect(&daemon, &Daemon::finished, &app, &QCoreApplication::exit);
     QString error;

@@ -1,6 +1,7 @@
 #include "bodyscanner.h"
 
 #include <QList>
+#include <QStringDecoder>
 #include <QVarLengthArray>
 
 #include <algorithm>
@@ -133,12 +134,21 @@ KeyKind classifyEscapedKey(const char *s, qsizetype n)
     return classifyKey(buf, len);
 }
 
+// QString::fromUtf8 drops a leading U+FEFF as a byte-order mark; inside a JSON string it is a
+// character like any other, and the model id must decode exactly as the client wrote it.
+QString utf8Exact(const char *s, qsizetype n)
+{
+    QStringDecoder decoder(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless |
+                                                     QStringDecoder::Flag::ConvertInitialBom);
+    return decoder.decode(QByteArrayView(s, n));
+}
+
 // Decodes a validated string body (between the quotes) to UTF-16. \u escapes become code
 // units as written, so surrogate pairs join and lone surrogates stay, as in QJsonDocument.
 QString decodeString(const char *s, qsizetype n, bool hasEscapes)
 {
     if (!hasEscapes)
-        return QString::fromUtf8(s, n);
+        return utf8Exact(s, n);
     QString out;
     out.reserve(n);
     qsizetype i = 0;
@@ -146,7 +156,7 @@ QString decodeString(const char *s, qsizetype n, bool hasEscapes)
         const char *bs = static_cast<const char *>(std::memchr(s + i, '\\', size_t(n - i)));
         const qsizetype runEnd = bs ? bs - s : n;
         if (runEnd > i)
-            out += QString::fromUtf8(s + i, runEnd - i);
+            out += utf8Exact(s + i, runEnd - i);
         i = runEnd;
         if (i >= n)
             break;

@@ -103,6 +103,7 @@ public:
         if (m_reply) {
             m_reply->disconnect(this);
             if (m_reply->isRunning()) {
+                retireManager();
                 m_reply->abort();
             }
             m_reply->deleteLater();
@@ -120,11 +121,19 @@ public:
     {
         if (m_reply && m_reply->isRunning()) {
             m_aborted = true;
+            retireManager();
             m_reply->abort(); // emits finished() synchronously
         }
     }
 
 private:
+    void retireManager()
+    {
+        if (m_manager && m_transport) {
+            m_transport->retire(m_origin, m_manager);
+        }
+    }
+
     void onMetaData()
     {
         if (m_headArrived) {
@@ -223,6 +232,9 @@ QNetworkAccessManager *QnamTransport::acquire(const QString &origin)
     QList<Slot> &pool = m_pools[origin];
     Slot *best = nullptr;
     for (Slot &slot : pool) {
+        if (slot.retired) {
+            continue;
+        }
         if (slot.active < kQnamConnectionsPerHost) {
             best = &slot; // the first with room keeps warm connections reused
             break;
@@ -254,9 +266,28 @@ void QnamTransport::release(const QString &origin, QNetworkAccessManager *manage
     if (it == m_pools.end()) {
         return;
     }
-    for (Slot &slot : *it) {
+    for (qsizetype i = 0; i < it->size(); ++i) {
+        Slot &slot = (*it)[i];
         if (slot.manager == manager) {
             --slot.active;
+            if (slot.retired && slot.active <= 0) {
+                slot.manager->deleteLater(); // closes its connections; its thread ends
+                it->removeAt(i);
+            }
+            return;
+        }
+    }
+}
+
+void QnamTransport::retire(const QString &origin, QNetworkAccessManager *manager)
+{
+    auto it = m_pools.find(origin);
+    if (it == m_pools.end()) {
+        return;
+    }
+    for (Slot &slot : *it) {
+        if (slot.manager == manager) {
+            slot.retired = true;
             return;
         }
     }

@@ -34,9 +34,14 @@ private:
     {
         QNetworkAccessManager *manager = nullptr; // owned by this (Qt parent)
         int active = 0;
+        bool retired = false; // takes no new requests; deleted once idle
     };
     QNetworkAccessManager *acquire(const QString &origin);
     void release(const QString &origin, QNetworkAccessManager *manager);
+    // An aborted reply can leave QNAM's connection mid-response, and Qt 6.4 may hand the rest of
+    // that response to the next request on it: a manager that aborted anything serves no one
+    // again and goes away (with its connections) once its last request is done.
+    void retire(const QString &origin, QNetworkAccessManager *manager);
 
     friend class QnamCall;
     int m_maxManagersPerOrigin;

@@ -188,6 +188,7 @@ void RequestRouter::forward(InboundRequest &request, ResponseSlot *slot)
     plan.logRequests = m_options.logRequests;
     plan.request.method = request.method;
     plan.request.url = QUrl::fromEncoded(route.origin.toUtf8() + request.target, QUrl::StrictMode);
+    plan.request.target = request.target; // verbatim, for transports that can send it so
     plan.request.headers = std::move(headers.forward);
     // aggregate: a non-streaming chat/completions request goes upstream with "stream": true,
     // so the route timeout bounds time to first token; the logprobs family stays as asked.

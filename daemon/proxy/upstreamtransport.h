@@ -18,6 +18,7 @@ struct UpstreamRequest
 {
     QByteArray method;
     QUrl url;
+    QByteArray target;  // raw path+query as the client sent it (empty: the transport uses url)
     HeaderList headers; // Host and framing headers are the transport's business
     QByteArray body;
 };

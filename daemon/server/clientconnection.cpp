@@ -5,6 +5,8 @@
 
 #include <QTcpSocket>
 
+#include <unistd.h>
+
 namespace slp {
 
 // ---------------------------------------------------------------------------------------------
@@ -61,7 +63,9 @@ ClientConnection::ClientConnection(QTcpSocket *socket, const ConnectionLimits &l
 {
     m_headerTimer.setSingleShot(true);
     m_idleTimer.setSingleShot(true);
+    m_bodyTimer.setSingleShot(true);
     connect(&m_headerTimer, &QTimer::timeout, this, &ClientConnection::onHeaderTimeout);
+    connect(&m_bodyTimer, &QTimer::timeout, this, &ClientConnection::onBodyTimeout);
     connect(&m_idleTimer, &QTimer::timeout, this, [this] {
         if (m_socket) {
             m_socket->disconnectFromHost();
@@ -166,6 +170,11 @@ void ClientConnection::onReadyRead()
             m_chunked.reset(); // what follows is the next request, checked when Qt gets to it
         }
     }
+    if (m_haveCurrent) {
+        // The head is in, the body is not complete (or Qt would have dispatched it by now,
+        // right after this handler): a body that stalls this long is refused.
+        m_bodyTimer.start(m_limits.idleTimeout);
+    }
 }
 
 RequestHead ClientConnection::takeHead()
@@ -174,21 +183,46 @@ RequestHead ClientConnection::takeHead()
         return {};
     }
     m_haveCurrent = false;
+    m_bodyTimer.stop();
     return std::move(m_current);
 }
 
 ResponseSlot *ClientConnection::openSlot(bool keepAlive, int versionMinor)
 {
-    auto *slot = new ResponseSlot(this, keepAlive, versionMinor); // owned: Qt child of this
+    // Draining: answered, then closed (the response says Connection: close).
+    auto *slot = new ResponseSlot(this, keepAlive && !m_shuttingDown, versionMinor);
     m_queue.append(slot);
     m_idleTimer.stop();
     return slot;
 }
 
+void ClientConnection::beginShutdown()
+{
+    m_shuttingDown = true;
+    if (!m_socket || m_closing) {
+        return;
+    }
+    if (m_queue.isEmpty() && !m_haveCurrent) {
+        // Idle (between requests, or in a head that has not completed): nothing is owed.
+        m_closing = true;
+        m_socket->disconnectFromHost();
+        return;
+    }
+    // Busy: close after the last response already owed, even if its head went out saying
+    // keep-alive (closing after a complete response is always allowed).
+    for (const auto &slot : std::as_const(m_queue)) {
+        if (slot) {
+            slot->setKeepAlive(false);
+        }
+    }
+}
+
 void ClientConnection::rejectWith(int status, const QByteArray &message)
 {
+    Q_EMIT requestRejected(status);
     m_rejected = true;
     m_headerTimer.stop();
+    m_bodyTimer.stop();
     if (m_socket) {
         m_socket->readAll();
     }
@@ -203,6 +237,14 @@ void ClientConnection::onHeaderTimeout()
         return;
     }
     rejectWith(408, "request head not received in time");
+}
+
+void ClientConnection::onBodyTimeout()
+{
+    if (!m_haveCurrent || m_rejected || m_closing) {
+        return;
+    }
+    rejectWith(408, "request body not received in time");
 }
 
 void ClientConnection::onBytesWritten()
@@ -268,6 +310,7 @@ void ClientConnection::onDisconnected()
 {
     m_headerTimer.stop();
     m_idleTimer.stop();
+    m_bodyTimer.stop();
     m_closing = true;
     const auto queue = std::exchange(m_queue, {});
     for (const auto &slot : queue) {
@@ -283,7 +326,30 @@ ClientListener::ClientListener(const ConnectionLimits &limits, int maxConnection
     : QTcpServer(parent), m_limits(limits), m_maxConnections(maxConnections)
 {}
 
+ClientListener::~ClientListener()
+{
+    for (const qintptr handle : std::as_const(m_parked)) {
+        ::close(int(handle));
+    }
+}
+
 void ClientListener::incomingConnection(qintptr handle)
+{
+    if (m_open >= m_maxConnections) {
+        // Past the cap (a burst accepted in one go by QTcpServer's accept loop): held unread,
+        // as in the kernel's accept queue. Bounded like that queue; beyond it, refused.
+        if (m_parked.size() >= kMaxParked) {
+            ::close(int(handle));
+        } else {
+            m_parked.append(handle);
+        }
+        pauseAccepting();
+        return;
+    }
+    adopt(handle);
+}
+
+void ClientListener::adopt(qintptr handle)
 {
     auto *socket = new QTcpSocket(this); // QtHttpServer deletes it when the client leaves
     if (!socket->setSocketDescriptor(handle)) {
@@ -291,23 +357,44 @@ void ClientListener::incomingConnection(qintptr handle)
         return;
     }
     socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
-    new ClientConnection(socket, m_limits); // owned: Qt child of the socket
+    auto *connection = new ClientConnection(socket, m_limits); // owned: Qt child of the socket
+    connect(connection, &ClientConnection::requestRejected, this, &ClientListener::requestRejected);
     ++m_open;
     Q_EMIT connectionCountChanged(m_open);
     connect(socket, &QObject::destroyed, this, [this] {
         --m_open;
         Q_EMIT connectionCountChanged(m_open);
-        if (m_open < m_maxConnections && !isListening()) {
-            return;
+        if (!isListening()) {
+            return; // shutting down: nothing more is admitted
         }
-        if (m_open < m_maxConnections) {
-            resumeAccepting();
-        }
+        // Queued: not from inside the socket's destruction.
+        QMetaObject::invokeMethod(this, &ClientListener::admitParked, Qt::QueuedConnection);
     });
     if (m_open >= m_maxConnections) {
         pauseAccepting(); // the rest wait in the kernel's accept queue
     }
-    addPendingConnection(socket);
+    addPendingConnection(socket); // QtHttpServer picks it up (pendingConnectionAvailable)
+}
+
+void ClientListener::beginShutdown()
+{
+    close();
+    for (const qintptr handle : std::exchange(m_parked, {})) {
+        ::close(int(handle));
+    }
+    for (ClientConnection *connection : findChildren<ClientConnection *>()) {
+        connection->beginShutdown();
+    }
+}
+
+void ClientListener::admitParked()
+{
+    while (m_open < m_maxConnections && !m_parked.isEmpty()) {
+        adopt(m_parked.takeFirst());
+    }
+    if (m_open < m_maxConnections && m_parked.isEmpty() && isListening()) {
+        resumeAccepting();
+    }
 }
 
 } // namespace slp

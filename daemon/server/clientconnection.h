@@ -86,7 +86,15 @@ public:
     // State::Incomplete when it could not be matched; callers then use Qt's view).
     RequestHead takeHead();
     ResponseSlot *openSlot(bool keepAlive, int versionMinor);
+    // Shutdown: an idle connection closes now; a busy one closes after the responses it owes
+    // (and a request that still arrives on it is answered with Connection: close).
+    void beginShutdown();
 
+Q_SIGNALS:
+    // SLP answered a request itself with `status` before Qt saw it (malformed, too large, slow).
+    void requestRejected(int status);
+
+public:
     static constexpr qint64 kHighWater = 1024 * 1024; // socket bytes queued before pausing
 
 private:
@@ -95,6 +103,7 @@ private:
     void onBytesWritten();
     void onDisconnected();
     void onHeaderTimeout();
+    void onBodyTimeout();
     void rejectWith(int status, const QByteArray &message);
     void pump();
     void armTimers();
@@ -110,8 +119,14 @@ private:
     bool m_continueSent = false;
     bool m_rejected = false;
     bool m_closing = false;
+    bool m_shuttingDown = false;
     QTimer m_headerTimer;
     QTimer m_idleTimer;
+    // Runs while a request's head is in but its body is not complete yet (Qt has not
+    // dispatched it): restarted by every read, so only a body that stalls for idle_timeout
+    // gets 408. Without it a client could send a head and half a body, then hold the
+    // connection forever (neither the header nor the idle timer runs in that state).
+    QTimer m_bodyTimer;
 };
 
 // Accepts client connections: TCP_NODELAY on each (QtHttpServer sets none, and Nagle plus
@@ -122,19 +137,33 @@ class ClientListener : public QTcpServer
     Q_OBJECT
 public:
     ClientListener(const ConnectionLimits &limits, int maxConnections, QObject *parent = nullptr);
+    ~ClientListener() override;
     int openConnections() const { return m_open; }
     void setLimits(const ConnectionLimits &limits) { m_limits = limits; }
+    // Stops accepting, drops the parked connections, and lets every open connection finish
+    // what it owes and close (no new requests on kept-alive connections).
+    void beginShutdown();
 
 Q_SIGNALS:
     void connectionCountChanged(int open);
+    void requestRejected(int status);
 
 protected:
     void incomingConnection(qintptr handle) override;
 
 private:
+    void adopt(qintptr handle);
+    void admitParked();
+
     ConnectionLimits m_limits;
     int m_maxConnections;
     int m_open = 0;
+    // Accepted past the cap, not read: QTcpServer's accept loop keeps calling accept() after
+    // pauseAccepting() until the kernel queue is empty, so a burst lands here beyond
+    // max_connections. They wait here as they would have in the kernel's queue and are
+    // adopted one per closed connection.
+    QList<qintptr> m_parked;
+    static constexpr qsizetype kMaxParked = 4096; // the listen backlog slp asks for
 };
 
 } // namespace slp

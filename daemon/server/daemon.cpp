@@ -5,6 +5,7 @@
 #include "proxy/qnamtransport.h"
 #include "proxy/requestrouter.h"
 #include "proxy/routetable.h"
+#include "proxy/sockettransport.h"
 #include "server/clientconnection.h"
 #include "server/httpfront.h"
 #include "server/signalwatcher.h"
@@ -14,6 +15,7 @@
 #include <QElapsedTimer>
 #include <QNetworkAccessManager>
 #include <QNetworkProxy>
+#include <QProcess>
 #include <QTimer>
 
 namespace slp {
@@ -41,7 +43,11 @@ Daemon::Daemon(Config config, QString configPath, ConfigLoader loader, QObject *
 {
     declareSlpMetrics(m_metrics);
     m_table = std::make_unique<RouteTable>(m_config);
-    m_transport = std::make_unique<QnamTransport>(m_config.maxUpstreamConnections);
+    if (m_config.upstreamTransport == QLatin1String("socket")) {
+        m_transport = std::make_unique<SocketTransport>(m_config.maxUpstreamConnections);
+    } else {
+        m_transport = std::make_unique<QnamTransport>(m_config.maxUpstreamConnections);
+    }
     RouterOptions options;
     options.logRequests = m_config.logRequests;
     options.maxBodyBytes = m_config.maxBodyBytes;
@@ -94,6 +100,12 @@ bool Daemon::start(QString *error)
     }
     connect(listener, &ClientListener::connectionCountChanged, this,
             [this](int open) { m_metrics.set(metric::clientConnections, {}, open); });
+    // Requests refused before their body was read (413, 400, 408, ...) carry no model id.
+    connect(listener, &ClientListener::requestRejected, this, [this](int status) {
+        m_metrics.add(metric::requestsTotal,
+                      {{QStringLiteral("model_id"), QStringLiteral("unknown")},
+                       {QStringLiteral("code"), QString::number(status)}});
+    });
     m_front->bind(listener);
     m_listener = listener;
     QString host = listener->serverAddress().toString();
@@ -132,6 +144,62 @@ void Daemon::startSupervisor(qsizetype routeIndex)
 }
 
 void Daemon::reload()
+{
+    // The new file is first compiled by `slp --check` in a child process with a deadline:
+    // yaml-cpp 0.7 can loop forever on malformed input, and a hang must cost a killed child,
+    // not the event loop that serves every request.
+    if (m_reloadCheck) {
+        qCInfo(lcConfig)
+            << "reload: a reload is already being checked; this SIGHUP is merged into it";
+        return;
+    }
+    m_reloadCheck = new QProcess(this);
+    m_reloadCheck->setProgram(QCoreApplication::applicationFilePath());
+    m_reloadCheck->setArguments(
+        {QStringLiteral("--check"), QStringLiteral("--config"), m_configPath});
+    m_reloadCheck->setProcessChannelMode(QProcess::SeparateChannels);
+    auto *deadline = new QTimer(m_reloadCheck); // owned by the check
+    deadline->setSingleShot(true);
+    connect(deadline, &QTimer::timeout, m_reloadCheck, [this] {
+        qCWarning(lcConfig).noquote()
+            << QStringLiteral("reload: checking %1 did not finish within 10s (yaml-cpp hangs on "
+                              "some malformed input); still serving the previous config")
+                   .arg(m_configPath);
+        m_reloadCheck->kill();
+    });
+    connect(m_reloadCheck, &QProcess::finished, this,
+            [this](int exitCode, QProcess::ExitStatus status) {
+                QProcess *check = std::exchange(m_reloadCheck, nullptr);
+                check->deleteLater();
+                if (status == QProcess::NormalExit && exitCode == 0) {
+                    applyReload();
+                    return;
+                }
+                if (status != QProcess::NormalExit) {
+                    return; // killed at the deadline, already logged
+                }
+                // The check printed every error, then "slp: N config error(s); nothing was
+                // started": relay the errors under one headline.
+                QStringList lines = QString::fromUtf8(check->readAllStandardError())
+                                        .split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+                lines.removeIf([](const QString &line) {
+                    return line.startsWith(QLatin1String("slp: ")) &&
+                           line.endsWith(QLatin1String("nothing was started"));
+                });
+                qCWarning(lcConfig).noquote()
+                    << QStringLiteral("reload: %1 has %2 error(s); still serving the previous "
+                                      "config")
+                           .arg(m_configPath)
+                           .arg(lines.size());
+                for (const QString &line : std::as_const(lines)) {
+                    qCWarning(lcConfig).noquote() << QStringLiteral("reload: ") + line;
+                }
+            });
+    m_reloadCheck->start();
+    deadline->start(10000);
+}
+
+void Daemon::applyReload()
 {
     ConfigResult result = m_loader();
     if (const auto *errors = std::get_if<QList<ConfigError>>(&result)) {
@@ -237,7 +305,9 @@ void Daemon::beginShutdown(int signal)
     }
     m_draining = true;
     if (m_listener) {
-        m_listener->close(); // stop accepting; the kernel refuses new connections
+        // Stop accepting (the kernel refuses new connections) and close kept-alive connections
+        // once they owe nothing: a proxy in front must not keep sending new requests here.
+        m_listener->beginShutdown();
     }
     qCInfo(lcServer).noquote() << QStringLiteral(
                                       "signal %1: draining in-flight requests for up to %2")

@@ -11,13 +11,14 @@
 #include <memory>
 
 class QNetworkAccessManager;
+class QProcess;
 
 namespace slp {
 
 class ClientListener;
 class DiscoverySupervisor;
 class HttpFront;
-class QnamTransport;
+class UpstreamTransport;
 class RequestRouter;
 class RouteTable;
 class SignalWatcher;
@@ -41,6 +42,9 @@ public:
     // discovery state survives for backends whose id, url and settings did not change.
     void reload();
 
+private:
+    void applyReload(); // compile in-process and swap, once the child check passed
+
 Q_SIGNALS:
     void finished(int exitCode);
 
@@ -55,10 +59,11 @@ private:
     Config m_config;
     QString m_configPath;
     ConfigLoader m_loader;
+    QProcess *m_reloadCheck = nullptr; // Qt child while a reload is being checked
     qint64 m_startedAt = 0;
     MetricsRegistry m_metrics;
     std::unique_ptr<RouteTable> m_table;
-    std::unique_ptr<QnamTransport> m_transport;
+    std::unique_ptr<UpstreamTransport> m_transport; // a QnamTransport or SocketTransport
     std::unique_ptr<RequestRouter> m_router;
     HttpFront *m_front = nullptr;                        // Qt child
     QPointer<ClientListener> m_listener;                 // owned by m_front after bind()

@@ -1,6 +1,7 @@
 #include "monitoroptions.h"
 
 #include "goduration.h"
+#include "strictargs.h"
 
 #include <QSettings>
 
@@ -114,76 +115,40 @@ QString monitorUsageText()
 
 MonitorCommandLine parseMonitorCommandLine(const QStringList &arguments)
 {
+    const StrictArgs args = parseStrictArgs(
+        arguments,
+        {{QStringLiteral("url"), true, QStringLiteral("a URL such as http://127.0.0.1:8080")},
+         {QStringLiteral("interval"), true, QStringLiteral("a duration such as 10s")},
+         {QStringLiteral("once"), false, {}},
+         {QStringLiteral("version"), false, {}},
+         {QStringLiteral("help"), false, {}}},
+        QStringLiteral("slp-monitor"));
     MonitorCommandLine cl;
-    bool once = false;
-    bool version = false;
-    bool help = false;
     const auto fail = [&cl](const QString &error) {
         cl.action = MonitorCommandLine::Action::UsageError;
         cl.error = error;
         return cl;
     };
-    for (qsizetype i = 0; i < arguments.size(); ++i) {
-        QString arg = arguments[i];
-        QString value;
-        bool hasInlineValue = false;
-        if (arg.startsWith(QLatin1String("--")) && arg.contains(QLatin1Char('='))) {
-            value = arg.section(QLatin1Char('='), 1);
-            arg = arg.section(QLatin1Char('='), 0, 0);
-            hasInlineValue = true;
-        }
-        const auto takeValue = [&](QString *out) {
-            if (hasInlineValue) {
-                *out = value;
-                return !value.isEmpty();
-            }
-            if (i + 1 >= arguments.size() || arguments[i + 1].startsWith(QLatin1String("--")))
-                return false;
-            *out = arguments[++i];
-            return true;
-        };
-        if (arg == QLatin1String("--url")) {
-            QString text;
-            if (!takeValue(&text))
-                return fail(QStringLiteral("--url needs a URL such as http://127.0.0.1:8080"));
-            QString why;
-            cl.url = parseBaseUrl(text, &why);
-            if (!cl.url)
-                return fail(QStringLiteral("--url: %1").arg(why));
-        } else if (arg == QLatin1String("--interval")) {
-            QString text;
-            if (!takeValue(&text))
-                return fail(QStringLiteral("--interval needs a duration such as 10s"));
-            QString why;
-            cl.interval = parseInterval(text, &why);
-            if (!cl.interval)
-                return fail(QStringLiteral("--interval: %1").arg(why));
-        } else if (hasInlineValue) {
-            return fail(QStringLiteral("%1 takes no value").arg(arg));
-        } else if (arg == QLatin1String("--once")) {
-            once = true;
-        } else if (arg == QLatin1String("--version")) {
-            version = true;
-        } else if (arg == QLatin1String("--help") || arg == QLatin1String("-h")) {
-            help = true;
-        } else if (arg.startsWith(QLatin1Char('-'))) {
-            return fail(QStringLiteral("unknown flag %1").arg(arg));
-        } else {
-            static const QStringList known = {QStringLiteral("url"), QStringLiteral("interval"),
-                                              QStringLiteral("once"), QStringLiteral("version"),
-                                              QStringLiteral("help")};
-            const QString hint =
-                known.contains(arg) ? QStringLiteral(" (did you mean --%1?)").arg(arg) : QString();
-            return fail(QStringLiteral("unexpected argument \"%1\": slp-monitor takes flags only%2")
-                            .arg(arg, hint));
-        }
+    if (!args.error.isEmpty())
+        return fail(args.error);
+    QString why;
+    if (args.values.contains(QStringLiteral("url"))) {
+        cl.url = parseBaseUrl(args.values.value(QStringLiteral("url")), &why);
+        if (!cl.url)
+            return fail(QStringLiteral("--url: %1").arg(why));
     }
-    if (help)
+    if (args.values.contains(QStringLiteral("interval"))) {
+        cl.interval = parseInterval(args.values.value(QStringLiteral("interval")), &why);
+        if (!cl.interval)
+            return fail(QStringLiteral("--interval: %1").arg(why));
+    }
+    if (args.has(QStringLiteral("help")))
         cl.action = MonitorCommandLine::Action::Help;
-    else if (version)
+    else if (args.has(QStringLiteral("version")))
         cl.action = MonitorCommandLine::Action::Version;
     else
-        cl.action = once ? MonitorCommandLine::Action::Once : MonitorCommandLine::Action::Run;
+        cl.action = args.has(QStringLiteral("once")) ? MonitorCommandLine::Action::Once
+                                                     : MonitorCommandLine::Action::Run;
     return cl;
 }
 

@@ -15,6 +15,7 @@ private Q_SLOTS:
     void edits_data();
     void edits();
     void compoundStreamIsLeftAlone();
+    void byteOrderMarkInModelIsKept();
 };
 
 void TestSpliceStream::edits_data()
@@ -61,6 +62,19 @@ void TestSpliceStream::compoundStreamIsLeftAlone()
     const BodyScan scan = scanBody(body);
     QCOMPARE(scan.verdict, BodyScan::Verdict::Ok);
     QVERIFY(spliceStreamTrue(body, scan, QString()).isEmpty());
+}
+
+// Found by fuzzing: U+FEFF right after an escape, or first in the value, was dropped as if it
+// were a byte-order mark, so the id looked up was not the id the client sent.
+void TestSpliceStream::byteOrderMarkInModelIsKept()
+{
+    for (const QByteArray &body : {QByteArray("{\"model\":\"\xEF\xBB\xBF"
+                                              "abc\"}"),
+                                   QByteArray("{\"model\":\"a\\n\xEF\xBB\xBF\"}")}) {
+        const BodyScan scan = scanBody(body);
+        QCOMPARE(scan.verdict, BodyScan::Verdict::Ok);
+        QVERIFY2(scan.model.contains(QChar(0xFEFF)), body.constData());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestSpliceStream)

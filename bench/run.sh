@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# SLP's three-way benchmark on loopback: the same load direct to the upstream, through nginx
+# (a plain reverse proxy: the floor for one hop) and through slp, interleaved. Prints a table
+# and writes bench/results/latest.json (--quick: bench/results/quick.json). See bench/README.md.
+#
+#   bench/run.sh [--quick] [--transport qnam|socket|both|auto] [-- slp_bench options...]
+#
+# Installs what it needs with apt-get (Debian 12), builds with -DSLP_BUILD_BENCH=ON, starts
+# nginx, the mock upstream and slp on 127.0.0.1, and stops every process it started on exit.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")/.." && pwd)"
+build="${SLP_BENCH_BUILD_DIR:-$here/build-bench}"
+base="${SLP_BENCH_PORT_BASE:-18400}"
+quick=0
+transport=auto
+out=""
+passthrough=()
+
+usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; }
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --quick) quick=1 ;;
+    --transport) transport="${2:?--transport needs qnam, socket, both or auto}"; shift ;;
+    --out) out="${2:?--out needs a file}"; shift ;;
+    -h | --help) usage; exit 0 ;;
+    --) shift; passthrough=("$@"); break ;;
+    *) echo "run.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
+    esac
+    shift
+done
+
+# -- dependencies ---------------------------------------------------------------------------
+packages=(build-essential cmake ninja-build pkg-config qt6-base-dev qt6-httpserver-dev
+    qt6-websockets-dev libyaml-cpp-dev nginx-light)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# Any nginx will do (nginx-light, nginx-core, ...); only install one when none is there.
+if command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]; then
+    missing=("${missing[@]/nginx-light/}")
+fi
+missing=($(printf '%s\n' "${missing[@]}" | grep -v '^$' || true))
+if [ "${#missing[@]}" -gt 0 ]; then
+    echo "run.sh: installing ${missing[*]}"
+    sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get -o DPkg::Lock::Timeout=300 update -qq
+    $sudo apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null
+fi
+nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
+
+# -- build ----------------------------------------------------------------------------------
+echo "run.sh: building in $build"
+cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLP_WERROR=ON \
+    -DSLP_BUILD_BENCH=ON -DSLP_BUILD_TESTS=ON -DSLP_BUILD_MONITOR=OFF >/dev/null
+cmake --build "$build" --target slp mock_upstream slp_bench | tail -n 1
+slp_bin="$build/daemon/slp"
+mock_bin="$build/tests/mock_upstream/mock_upstream"
+bench_bin="$build/bench/slp_bench"
+for b in "$slp_bin" "$mock_bin" "$bench_bin"; do
+    [ -x "$b" ] || { echo "run.sh: $b was not built" >&2; exit 1; }
+done
+
+# -- which transports -----------------------------------------------------------------------
+# "socket" is measured only when the daemon wires a socket transport (otherwise slp would
+# silently run qnam under that name); --transport socket|both forces it.
+has_socket=0
+grep -rqs "SocketTransport" "$here/daemon/server/" && has_socket=1
+case "$transport" in
+auto) if [ "$has_socket" = 1 ]; then transports=(qnam socket); else transports=(qnam); fi ;;
+both) transports=(qnam socket) ;;
+qnam | socket) transports=("$transport") ;;
+*) echo "run.sh: --transport qnam|socket|both|auto" >&2; exit 2 ;;
+esac
+if [ "$has_socket" = 0 ] && printf '%s\n' "${transports[@]}" | grep -qx socket; then
+    echo "run.sh: WARNING: no SocketTransport in daemon/server/: 'socket' may run qnam" >&2
+fi
+
+# -- processes ------------------------------------------------------------------------------
+# Raise the descriptor limit for everything started below (2,000 streams = 4,000 sockets in slp).
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+tmp="$(mktemp -d /tmp/slp-bench.XXXXXX)"
+pids=()
+cleanup() {
+    local rc=$?
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    if [ "$rc" -ne 0 ]; then
+        for f in "$tmp"/*.log "$tmp"/nginx/error.log; do
+            [ -s "$f" ] && { echo "--- $f (last lines)"; tail -n 15 "$f"; }
+        done
+    fi
+    if [ -n "${SLP_BENCH_KEEP:-}" ]; then echo "run.sh: kept $tmp"; else rm -rf "$tmp"; fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+p_static=$((base + 1)) p_nginx_fast=$((base + 2)) p_nginx_mock=$((base + 3)) p_mock=$((base + 4))
+p_sink=$((base + 5)) p_nginx_sink=$((base + 6)) p_slp=$((base + 7)) # slp: base+7, base+8
+for port in $(seq $((base + 1)) $((base + 8))); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+        echo "run.sh: port $port is in use (set SLP_BENCH_PORT_BASE)" >&2
+        exit 1
+    fi
+done
+
+wait_port() { # port pid name
+    for _ in $(seq 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+        kill -0 "$2" 2>/dev/null || { echo "run.sh: $3 exited" >&2; return 1; }
+        sleep 0.1
+    done
+    echo "run.sh: $3 did not listen on $1" >&2
+    return 1
+}
+
+# nginx: a static ~300-byte JSON (the fast upstream) and two plain reverse proxies
+# (keep-alive upstream, HTTP/1.1, no buffering either way).
+mkdir -p "$tmp/nginx"
+static_json='{"id":"chatcmpl-bench","object":"chat.completion","created":1700000000,"model":"static","choices":[{"index":0,"message":{"role":"assistant","content":"The capital of France is Paris."},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":42,"completion_tokens":8,"total_tokens":50}}'
+cat >"$tmp/nginx/nginx.conf" <<EOF
+daemon off;
+master_process on;
+user root;
+worker_processes auto;
+worker_rlimit_nofile 20000;
+pid $tmp/nginx/nginx.pid;
+error_log $tmp/nginx/error.log warn;
+events { worker_connections 10000; }
+http {
+    access_log off;
+    client_body_temp_path $tmp/nginx/body;
+    proxy_temp_path $tmp/nginx/proxy;
+    fastcgi_temp_path $tmp/nginx/fastcgi;
+    uwsgi_temp_path $tmp/nginx/uwsgi;
+    scgi_temp_path $tmp/nginx/scgi;
+    client_max_body_size 100m;
+    client_body_buffer_size 1m;
+    keepalive_requests 1000000;
+    keepalive_timeout 300s;
+
+    upstream static_up { server 127.0.0.1:$p_static; keepalive 128; keepalive_requests 1000000; }
+    upstream mock_up { server 127.0.0.1:$p_mock; keepalive 1024; keepalive_requests 1000000; }
+    upstream sink_up { server 127.0.0.1:$p_sink; keepalive 16; keepalive_requests 1000000; }
+
+    server {
+        listen 127.0.0.1:$p_static backlog=4096;
+        location / { default_type application/json; return 200 '$static_json'; }
+    }
+    server {
+        listen 127.0.0.1:$p_nginx_fast backlog=4096;
+        location / {
+            proxy_pass http://static_up;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_buffering off;
+            # Request buffering stays on here: unbuffered, nginx sends the head and the small
+            # body in two writes, the static server's "return" answers before the body and
+            # then closes the connection now and then, and nginx cannot retry a POST.
+            proxy_request_buffering on;
+        }
+    }
+    server {
+        listen 127.0.0.1:$p_nginx_mock backlog=4096;
+        location / {
+            proxy_pass http://mock_up;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_buffering off;
+            proxy_request_buffering off;
+            proxy_read_timeout 300s;
+        }
+    }
+    server {
+        listen 127.0.0.1:$p_nginx_sink backlog=4096;
+        location / {
+            proxy_pass http://sink_up;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_buffering off;
+            proxy_request_buffering off;
+        }
+    }
+}
+EOF
+"$nginx_bin" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" &
+nginx_pid=$!
+pids+=("$nginx_pid")
+
+"$mock_bin" --listen "127.0.0.1:$p_mock" >"$tmp/mock.log" 2>&1 &
+mock_pid=$!
+pids+=("$mock_pid")
+
+# The large-body upstream: reads the body, discards it, answers 200 {}.
+"$bench_bin" --sink "127.0.0.1:$p_sink" >"$tmp/sink.log" 2>&1 &
+sink_pid=$!
+pids+=("$sink_pid")
+
+wait_port "$p_static" "$nginx_pid" nginx
+wait_port "$p_sink" "$sink_pid" "slp_bench --sink"
+wait_port "$p_nginx_mock" "$nginx_pid" nginx
+wait_port "$p_mock" "$mock_pid" mock_upstream
+sleep 0.3 # nginx's workers: slp_bench finds them as the master's children
+
+slp_args=()
+i=0
+for t in "${transports[@]}"; do
+    port=$((p_slp + i))
+    i=$((i + 1))
+    cat >"$tmp/slp-$t.yaml" <<EOF
+listen: "127.0.0.1:$port"
+upstream_transport: $t
+max_upstream_connections: 4096
+max_connections: 10000
+idle_timeout: 300s
+max_body_bytes: 64MiB
+backends:
+  - name: static
+    url: http://127.0.0.1:$p_static
+    model: static
+  - name: mock
+    url: http://127.0.0.1:$p_mock
+    model: mock
+    timeout: 120s
+  - name: sink
+    url: http://127.0.0.1:$p_sink
+    model: sink
+  - name: mock-agg
+    url: http://127.0.0.1:$p_mock
+    model: mock
+    timeout: 120s
+    aggregate: true
+EOF
+    "$slp_bin" --config "$tmp/slp-$t.yaml" >"$tmp/slp-$t.log" 2>&1 &
+    spid=$!
+    pids+=("$spid")
+    wait_port "$port" "$spid" "slp ($t)"
+    slp_args+=(--slp "slp-$t=127.0.0.1:$port:$spid")
+done
+
+# -- run ------------------------------------------------------------------------------------
+mkdir -p "$here/bench/results"
+if [ -z "$out" ]; then
+    if [ "$quick" = 1 ]; then out="$here/bench/results/quick.json"; else out="$here/bench/results/latest.json"; fi
+fi
+bench_args=(--direct-fast "127.0.0.1:$p_static" --direct-mock "127.0.0.1:$p_mock"
+    --direct-sink "127.0.0.1:$p_sink" --nginx-fast "127.0.0.1:$p_nginx_fast"
+    --nginx-mock "127.0.0.1:$p_nginx_mock" --nginx-sink "127.0.0.1:$p_nginx_sink"
+    --nginx-pid "$nginx_pid" --mock-pid "$mock_pid" "${slp_args[@]}" --json "$out")
+[ "$quick" = 1 ] && bench_args+=(--quick)
+commit="$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+load="$(cut -d' ' -f1-3 /proc/loadavg)"
+note="commit $commit (worktree may differ); $("$nginx_bin" -v 2>&1); $(nproc) cores; load average at start $load; transports: ${transports[*]}"
+echo "run.sh: $note"
+echo "run.sh: generator, proxies and upstreams share the same $(nproc) cores"
+"$bench_bin" "${bench_args[@]}" --note "$note" "${passthrough[@]}"
+for t in "${transports[@]}"; do
+    n="$(grep -ci "warn\|error\|fail" "$tmp/slp-$t.log" || true)"
+    [ "$n" -gt 0 ] && echo "run.sh: slp ($t) logged $n warning/error lines, e.g.: $(grep -i -m1 "warn\|error\|fail" "$tmp/slp-$t.log")"
+done
+echo "run.sh: results in $out"
