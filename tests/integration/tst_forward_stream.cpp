@@ -452,7 +452,8 @@ void TestForwardStream::slowClientBackpressure()
     qInfo() << "slp RSS: before" << baseKb / 1024 << "MiB; during the client's 2 s pause (after"
             << bodyRead / (1024 * 1024) << "MiB read in" << firstReadMs << "ms) max"
             << pauseMaxKb / 1024 << "MiB";
-    QVERIFY2(pauseMaxKb < RssLimitKb, qPrintable(QStringLiteral("%1 KiB").arg(pauseMaxKb)));
+    if (!sanitizedBuild())
+        QVERIFY2(pauseMaxKb < RssLimitKb, qPrintable(QStringLiteral("%1 KiB").arg(pauseMaxKb)));
 
     QElapsedTimer rest;
     rest.start();
@@ -465,7 +466,8 @@ void TestForwardStream::slowClientBackpressure()
             << clock.elapsed() << "ms";
     QCOMPARE(bodyRead, Size);
     QVERIFY2(patternOk, "body bytes differ from the upstream's");
-    QVERIFY2(maxRssKb < RssLimitKb, qPrintable(QStringLiteral("%1 KiB").arg(maxRssKb)));
+    if (!sanitizedBuild())
+        QVERIFY2(maxRssKb < RssLimitKb, qPrintable(QStringLiteral("%1 KiB").arg(maxRssKb)));
     // Nothing beyond the declared length.
     socket->waitForReadyRead(200);
     QCOMPARE(socket->bytesAvailable(), 0);

@@ -414,8 +414,9 @@ void TestUpstreamFaults::twoHundredFaultsLeakNothing()
     const int fds1 = openFds(pid);
     qInfo("200 faults in %lld ms: RSS %lld -> %lld KiB, fds %d -> %d", clock.elapsed(), rss0, rss1,
           fds0, fds1);
-    QVERIFY2(rss1 - rss0 < 8 * 1024,
-             qPrintable(QStringLiteral("RSS grew %1 KiB").arg(rss1 - rss0)));
+    if (!sanitizedBuild())
+        QVERIFY2(rss1 - rss0 < 8 * 1024,
+                 qPrintable(QStringLiteral("RSS grew %1 KiB").arg(rss1 - rss0)));
     // Upstream keep-alive connections may come and go; a leak would be one per fault.
     QVERIFY2(fds1 - fds0 <= 8, qPrintable(QStringLiteral("fds %1 -> %2").arg(fds0).arg(fds1)));
     const HttpResult ok = send(QStringLiteral("mock"));
