@@ -17,15 +17,26 @@ namespace {
 }
 } // namespace
 
-// yaml-cpp 0.7 loops forever when a ',' starts a token in block context, e.g. a line whose
-// first character is ',' (fuzz/findings/fuzz_config-yaml-cpp-hang). slp bounds that with a
-// deadline around the parse (daemon/main.cpp, Daemon::reload); here such input is skipped so
-// the fuzzer keeps looking for new bugs instead of re-finding that one.
+// yaml-cpp 0.7 loops forever when a ',' starts a token in block context: a line starting with
+// ',' (fuzz/findings/fuzz_config-yaml-cpp-hang) or one after an anchor ("&a ,a"). slp bounds
+// that with a deadline around the parse (daemon/main.cpp, Daemon::reload); here any ',' outside
+// a flow collection is skipped, so the fuzzer keeps looking for new bugs instead.
 static bool knownYamlCppHang(const QByteArray &yaml)
 {
-    for (const QByteArray &line : yaml.split('\n')) {
-        const QByteArray start = line.trimmed();
-        if (start.startsWith(',')) {
+    int depth = 0;
+    char quote = 0;
+    for (const char c : yaml) {
+        if (quote) {
+            quote = c == quote ? 0 : quote;
+        } else if (c == '"' || c == '\'') {
+            quote = c;
+        } else if (c == '[' || c == '{') {
+            ++depth;
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            --depth;
+        } else if (c == '\n') {
+            quote = 0;
+        } else if (c == ',' && depth == 0) {
             return true;
         }
     }

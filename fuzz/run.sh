@@ -50,6 +50,9 @@ for t in "${targets[@]}"; do
     echo "fuzz: $t for ${seconds}s"
     status=0
     # -rss_limit_mb and -timeout make memory blow-ups and hangs findings, not stuck runs.
+    # timeout(1) bounds the whole target: a hang inside a library must fail the run, never
+    # stall it (libFuzzer's own -timeout can wedge when the stuck thread holds a lock).
+    timeout --kill-after=10 "$((seconds + 60))" \
     "$build/fuzz/$t" "$corpus" "$here/fuzz/corpus/$t" -max_total_time="$seconds" \
         -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$artifacts/" >"$log" 2>&1 || status=$?
