@@ -218,15 +218,6 @@ QnamTransport::QnamTransport(int maxConnectionsPerOrigin, QObject *parent)
 
 QnamTransport::~QnamTransport() = default;
 
-int QnamTransport::managerCount() const
-{
-    int n = 0;
-    for (const auto &pool : m_pools) {
-        n += int(pool.size());
-    }
-    return n;
-}
-
 QNetworkAccessManager *QnamTransport::acquire(const QString &origin)
 {
     QList<Slot> &pool = m_pools[origin];

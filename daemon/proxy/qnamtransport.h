@@ -27,8 +27,6 @@ public:
 
     std::unique_ptr<UpstreamCall> start(const UpstreamRequest &request) override;
 
-    int managerCount() const;
-
 private:
     struct Slot
     {

@@ -51,11 +51,9 @@ void RequestRouter::answer(ResponseSlot *slot, const QByteArray &response)
     slot->finish();
 }
 
-void RequestRouter::answerError(ResponseSlot *slot, const InboundRequest &request, int status,
-                                const QString &message, const QByteArray &code,
-                                const QString &param)
+void RequestRouter::answerError(ResponseSlot *slot, int status, const QString &message,
+                                const QByteArray &code, const QString &param)
 {
-    Q_UNUSED(request);
     answer(slot, localErrorResponse(status, message, newRequestId(), slot->clientKeepAlive(), code,
                                     param));
 }
@@ -70,17 +68,17 @@ void RequestRouter::handle(InboundRequest request, ResponseSlot *slot)
     if (path == "/healthz") {
         return get ? answer(slot, localResponse(200, "text/plain; charset=utf-8", "ok\n",
                                                 newRequestId(), slot->clientKeepAlive()))
-                   : answerError(slot, request, 405, QStringLiteral("/healthz answers GET only"));
+                   : answerError(slot, 405, QStringLiteral("/healthz answers GET only"));
     }
     if (path == "/metrics") {
         return get ? answer(slot, localResponse(200, "text/plain; version=0.0.4; charset=utf-8",
                                                 m_metrics.render(), newRequestId(),
                                                 slot->clientKeepAlive()))
-                   : answerError(slot, request, 405, QStringLiteral("/metrics answers GET only"));
+                   : answerError(slot, 405, QStringLiteral("/metrics answers GET only"));
     }
     if (path == "/v1/models" || path == "/v1/models/") {
         if (!get) {
-            return answerError(slot, request, 405, QStringLiteral("/v1/models answers GET only"));
+            return answerError(slot, 405, QStringLiteral("/v1/models answers GET only"));
         }
         const QUrlQuery params(QString::fromUtf8(query));
         const bool debug =
@@ -95,15 +93,14 @@ void RequestRouter::handle(InboundRequest request, ResponseSlot *slot)
         const QString id = QUrl::fromPercentEncoding(path.mid(11));
         const qsizetype index = m_table->find(id);
         if (index < 0) {
-            return answerError(slot, request, 404,
-                               QStringLiteral("The model `%1` does not exist").arg(id),
+            return answerError(slot, 404, QStringLiteral("The model `%1` does not exist").arg(id),
                                "model_not_found", QStringLiteral("model"));
         }
-        Catalog one = m_table->catalog(m_options.startedAt);
-        const CatalogEntry entry = one.entries.at(index);
-        one.entries = {entry};
-        QByteArray list = catalogToJson(one, false);
         // The list's single entry is the object OpenAI's retrieve-model endpoint returns.
+        Catalog one;
+        one.created = m_options.startedAt;
+        one.entries = {m_table->catalogEntry(index)};
+        const QByteArray list = catalogToJson(one, false);
         const qsizetype open = list.indexOf('[');
         const qsizetype close = list.lastIndexOf(']');
         return answer(slot,
@@ -113,13 +110,13 @@ void RequestRouter::handle(InboundRequest request, ResponseSlot *slot)
     if (path.startsWith("/v1/")) {
         if (request.method != "POST") {
             return answerError(
-                slot, request, 405,
+                slot, 405,
                 QStringLiteral("%1 is not allowed on %2: model requests are POSTs")
                     .arg(QString::fromLatin1(request.method), QString::fromUtf8(path)));
         }
         return forward(request, slot);
     }
-    answerError(slot, request, 404,
+    answerError(slot, 404,
                 QStringLiteral("no such endpoint: %1 (SLP serves POST /v1/..., GET /v1/models, "
                                "/healthz, /metrics)")
                     .arg(QString::fromUtf8(path).left(200)));
@@ -133,7 +130,7 @@ void RequestRouter::forward(InboundRequest &request, ResponseSlot *slot)
     };
     if (request.body.size() > m_options.maxBodyBytes) {
         countUnknown(413);
-        return answerError(slot, request, 413,
+        return answerError(slot, 413,
                            QStringLiteral("request body is larger than max_body_bytes (%1 bytes)")
                                .arg(m_options.maxBodyBytes));
     }
@@ -142,7 +139,7 @@ void RequestRouter::forward(InboundRequest &request, ResponseSlot *slot)
     const BodyScan scan = scanBody(request.body);
     if (scan.verdict != BodyScan::Verdict::Ok) {
         countUnknown(400);
-        return answerError(slot, request, 400, scanError(scan), "invalid_request_body",
+        return answerError(slot, 400, scanError(scan), "invalid_request_body",
                            QStringLiteral("model"));
     }
 
@@ -150,7 +147,7 @@ void RequestRouter::forward(InboundRequest &request, ResponseSlot *slot)
     const qsizetype index = m_table->find(scan.model);
     if (index < 0) {
         countUnknown(404);
-        return answerError(slot, request, 404,
+        return answerError(slot, 404,
                            QStringLiteral("The model `%1` does not exist: GET /v1/models lists "
                                           "the models served here")
                                .arg(scan.model.left(256)),

@@ -45,9 +45,8 @@ public:
 private:
     void forward(InboundRequest &request, ResponseSlot *slot);
     void answer(ResponseSlot *slot, const QByteArray &response);
-    void answerError(ResponseSlot *slot, const InboundRequest &request, int status,
-                     const QString &message, const QByteArray &code = {},
-                     const QString &param = {});
+    void answerError(ResponseSlot *slot, int status, const QString &message,
+                     const QByteArray &code = {}, const QString &param = {});
 
     const RouteTable *m_table;
     UpstreamTransport &m_transport;

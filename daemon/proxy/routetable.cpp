@@ -51,30 +51,40 @@ QString RouteTable::discoveryLabel(qsizetype index) const
     return {};
 }
 
+QString RouteTable::knownUpstreamModel(qsizetype index) const
+{
+    const QString label = discoveryLabel(index);
+    if (label == QLatin1String("pending") || label == QLatin1String("passthrough")) {
+        return {};
+    }
+    return upstreamModel(index);
+}
+
+CatalogEntry RouteTable::catalogEntry(qsizetype index) const
+{
+    const Route &r = route(index);
+    CatalogEntry entry;
+    entry.id = r.id;
+    entry.discovery = discoveryLabel(index);
+    entry.upstreamModel = knownUpstreamModel(index);
+    const qsizetype probed = r.nameSource == NameSource::FollowsBackend ? r.followsRoute : index;
+    if (route(probed).nameSource == NameSource::Discover) {
+        entry.lastProbe = m_discovery[probed].lastProbe;
+        entry.lastProbeAt = m_discovery[probed].lastProbeAt;
+    }
+    entry.timeout = formatGoDuration(r.timeout);
+    entry.retry = r.retry;
+    entry.aggregate = r.aggregate;
+    return entry;
+}
+
 Catalog RouteTable::catalog(qint64 created) const
 {
     Catalog catalog;
     catalog.created = created;
     catalog.entries.reserve(size());
     for (qsizetype i = 0; i < size(); ++i) {
-        const Route &r = route(i);
-        CatalogEntry entry;
-        entry.id = r.id;
-        entry.discovery = discoveryLabel(i);
-        // A pending route forwards its id unchanged: no upstream name is known to show.
-        if (entry.discovery != QLatin1String("pending") &&
-            entry.discovery != QLatin1String("passthrough")) {
-            entry.upstreamModel = upstreamModel(i);
-        }
-        const qsizetype probed = r.nameSource == NameSource::FollowsBackend ? r.followsRoute : i;
-        if (route(probed).nameSource == NameSource::Discover) {
-            entry.lastProbe = m_discovery[probed].lastProbe;
-            entry.lastProbeAt = m_discovery[probed].lastProbeAt;
-        }
-        entry.timeout = formatGoDuration(r.timeout);
-        entry.retry = r.retry;
-        entry.aggregate = r.aggregate;
-        catalog.entries.append(entry);
+        catalog.entries.append(catalogEntry(i));
     }
     return catalog;
 }

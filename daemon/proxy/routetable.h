@@ -41,6 +41,11 @@ public:
     const DiscoveryState &discovery(qsizetype index) const { return m_discovery.at(index); }
     DiscoveryState &discovery(qsizetype index) { return m_discovery[index]; }
 
+    // The upstream name to show (catalog, metrics): empty while pending or for passthrough,
+    // where the exposed id goes upstream unchanged.
+    QString knownUpstreamModel(qsizetype index) const;
+
+    CatalogEntry catalogEntry(qsizetype index) const;
     Catalog catalog(qint64 created) const;
 
 private:

@@ -20,7 +20,6 @@ void ResponseSlot::write(const QByteArray &bytes)
     if (isFinished() || !m_connection) {
         return;
     }
-    m_bytesWritten += bytes.size();
     if (m_connection->m_queue.value(0) == this && m_connection->m_socket) {
         m_connection->m_socket->write(bytes);
     } else {

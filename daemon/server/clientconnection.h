@@ -42,7 +42,6 @@ public:
     int versionMinor() const { return m_versionMinor; }
     bool isFinished() const { return m_finished || m_broken; }
     void setKeepAlive(bool keepAlive) { m_keepAlive = keepAlive; }
-    qint64 bytesWritten() const { return m_bytesWritten; }
 
 Q_SIGNALS:
     // Room to write again (became the head, or the socket drained).
@@ -58,7 +57,6 @@ private:
     int m_versionMinor;
     bool m_finished = false;
     bool m_broken = false;
-    qint64 m_bytesWritten = 0;
 };
 
 struct ConnectionLimits
@@ -138,7 +136,6 @@ class ClientListener : public QTcpServer
 public:
     ClientListener(const ConnectionLimits &limits, int maxConnections, QObject *parent = nullptr);
     ~ClientListener() override;
-    int openConnections() const { return m_open; }
     void setLimits(const ConnectionLimits &limits) { m_limits = limits; }
     // Stops accepting, drops the parked connections, and lets every open connection finish
     // what it owes and close (no new requests on kept-alive connections).

@@ -285,14 +285,13 @@ void Daemon::refreshModelInfo()
     // renamed model never leaves its old series behind.
     m_metrics.removeMatching(metric::modelInfo, {});
     for (qsizetype i = 0; i < m_table->size(); ++i) {
-        const QString label = m_table->discoveryLabel(i);
-        if (label == QLatin1String("pending") || label == QLatin1String("passthrough")) {
-            continue;
+        const QString upstream = m_table->knownUpstreamModel(i);
+        if (!upstream.isEmpty()) {
+            m_metrics.set(metric::modelInfo,
+                          {{QStringLiteral("model_id"), m_table->route(i).id},
+                           {QStringLiteral("upstream_model"), upstream}},
+                          1);
         }
-        m_metrics.set(metric::modelInfo,
-                      {{QStringLiteral("model_id"), m_table->route(i).id},
-                       {QStringLiteral("upstream_model"), m_table->upstreamModel(i)}},
-                      1);
     }
 }
 

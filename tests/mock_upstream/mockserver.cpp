@@ -617,7 +617,8 @@ void Connection::respondGenerated(const Request &request, const QByteArray &requ
         int generation = 0;
         if (g.endpoint != Endpoint::Embedding && (m_knobs.intervalMs > 0 || m_knobs.pauseMs > 0)) {
             const auto events = streamEvents(g).size();
-            generation = int(events) * m_knobs.intervalMs + (m_knobs.pauseAfter >= 0 ? m_knobs.pauseMs : 0);
+            generation =
+                int(events) * m_knobs.intervalMs + (m_knobs.pauseAfter >= 0 ? m_knobs.pauseMs : 0);
         }
         respondSimple(request, requestId, 200, "application/json", fullResponse(g),
                       delay + generation, m_knobs.gzip, dropBytes);
