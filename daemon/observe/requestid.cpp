@@ -9,7 +9,9 @@ QByteArray newRequestId()
     quint32 words[3];
     QRandomGenerator::global()->fillRange(words);
     QByteArray raw(reinterpret_cast<const char *>(words), sizeof(words));
-    return QByteArrayLiteral("slpq") + raw.toHex();
+    QByteArray id = raw.toHex();
+    id.prepend("slpq", 4);
+    return id;
 }
 
 } // namespace slp

@@ -131,9 +131,7 @@ void ForwardExchange::onHead(const UpstreamHead &head)
             m_slot->setKeepAlive(false); // HTTP/1.0: the body ends when the connection does
         }
     }
-    if (!m_slot->clientKeepAlive()) {
-        out += "Connection: close\r\n";
-    }
+    out += m_slot->connectionHeader();
     out += "\r\n";
     m_slot->write(out);
     relay();
@@ -279,9 +277,7 @@ void ForwardExchange::finishAggregate()
         }
         out += "Content-Type: application/json\r\n";
         out += "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
-        if (!m_slot->clientKeepAlive()) {
-            out += "Connection: close\r\n";
-        }
+        out += m_slot->connectionHeader();
         out += "\r\n";
         m_slot->write(out + body);
         m_slot->finish();
@@ -318,7 +314,7 @@ void ForwardExchange::answerAggregateFailure(const QByteArray &body, const QStri
     countRequest(502);
     // The upstream answered, so its id (when it sent one) is the one to quote.
     const QByteArray id = m_upstreamRequestId.isEmpty() ? m_plan.requestId : m_upstreamRequestId;
-    m_slot->write(localResponse(502, "application/json", body, id, m_slot->clientKeepAlive()));
+    m_slot->write(localResponse(502, "application/json", body, id, m_slot->connectionHeader()));
     m_slot->finish();
 }
 
@@ -377,7 +373,7 @@ void ForwardExchange::failBeforeHead()
                    : QStringLiteral("upstream request failed (request id: %1)")
                          .arg(QString::fromLatin1(m_plan.requestId));
     countRequest(502);
-    m_slot->write(localErrorResponse(502, message, m_plan.requestId, m_slot->clientKeepAlive(),
+    m_slot->write(localErrorResponse(502, message, m_plan.requestId, m_slot->connectionHeader(),
                                      m_timedOut ? "upstream_timeout" : "upstream_failed"));
     m_slot->finish();
 }

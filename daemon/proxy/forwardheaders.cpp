@@ -56,7 +56,8 @@ InboundHeaders prepareUpstreamHeaders(const HeaderList &inbound, const QByteArra
     QByteArray host;
     out.forward.reserve(inbound.size() + 3);
     for (const auto &[name, value] : inbound) {
-        if (isHopByHop(name) || connectionNamed.contains(name.toLower())) {
+        if (isHopByHop(name) ||
+            (!connectionNamed.isEmpty() && connectionNamed.contains(name.toLower()))) {
             continue;
         }
         if (is(name, "host")) {
@@ -105,7 +106,7 @@ HeaderList prepareClientHeaders(const HeaderList &upstream)
     out.reserve(upstream.size());
     for (const auto &[name, value] : upstream) {
         if (isHopByHop(name) || is(name, "content-length") ||
-            connectionNamed.contains(name.toLower())) {
+            (!connectionNamed.isEmpty() && connectionNamed.contains(name.toLower()))) {
             continue;
         }
         out.append({name, value});

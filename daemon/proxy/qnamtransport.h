@@ -8,6 +8,7 @@
 #include <QPointer>
 
 class QNetworkAccessManager;
+class QNetworkRequest;
 class QNetworkReply;
 
 namespace slp {
@@ -28,17 +29,20 @@ public:
     std::unique_ptr<UpstreamCall> start(const UpstreamRequest &request) override;
 
 private:
+    QNetworkRequest prepare(const UpstreamRequest &request) const;
     struct Slot
     {
         QNetworkAccessManager *manager = nullptr; // owned by this (Qt parent)
-        int active = 0;
-        bool retired = false; // takes no new requests; deleted once idle
+        int active = 0;       // requests not finished yet (what spreads the load)
+        int holders = 0;      // calls whose reply still exists (what keeps it alive)
+        bool retired = false; // takes no new requests; deleted once no call holds it
     };
     QNetworkAccessManager *acquire(const QString &origin);
-    void release(const QString &origin, QNetworkAccessManager *manager);
+    void release(const QString &origin, QNetworkAccessManager *manager); // finished
+    void detach(const QString &origin, QNetworkAccessManager *manager);  // reply deleted
     // An aborted reply can leave QNAM's connection mid-response, and Qt 6.4 may hand the rest of
     // that response to the next request on it: a manager that aborted anything serves no one
-    // again and goes away (with its connections) once its last request is done.
+    // again and goes away (with its connections) once its last reply is gone.
     void retire(const QString &origin, QNetworkAccessManager *manager);
 
     friend class QnamCall;

@@ -54,7 +54,7 @@ void RequestRouter::answer(ResponseSlot *slot, const QByteArray &response)
 void RequestRouter::answerError(ResponseSlot *slot, int status, const QString &message,
                                 const QByteArray &code, const QString &param)
 {
-    answer(slot, localErrorResponse(status, message, newRequestId(), slot->clientKeepAlive(), code,
+    answer(slot, localErrorResponse(status, message, newRequestId(), slot->connectionHeader(), code,
                                     param));
 }
 
@@ -67,13 +67,13 @@ void RequestRouter::handle(InboundRequest request, ResponseSlot *slot)
 
     if (path == "/healthz") {
         return get ? answer(slot, localResponse(200, "text/plain; charset=utf-8", "ok\n",
-                                                newRequestId(), slot->clientKeepAlive()))
+                                                newRequestId(), slot->connectionHeader()))
                    : answerError(slot, 405, QStringLiteral("/healthz answers GET only"));
     }
     if (path == "/metrics") {
         return get ? answer(slot, localResponse(200, "text/plain; version=0.0.4; charset=utf-8",
                                                 m_metrics.render(), newRequestId(),
-                                                slot->clientKeepAlive()))
+                                                slot->connectionHeader()))
                    : answerError(slot, 405, QStringLiteral("/metrics answers GET only"));
     }
     if (path == "/v1/models" || path == "/v1/models/") {
@@ -87,7 +87,7 @@ void RequestRouter::handle(InboundRequest request, ResponseSlot *slot)
         return answer(slot,
                       localResponse(200, "application/json",
                                     catalogToJson(m_table->catalog(m_options.startedAt), debug),
-                                    newRequestId(), slot->clientKeepAlive()));
+                                    newRequestId(), slot->connectionHeader()));
     }
     if (path.startsWith("/v1/models/") && get) {
         const QString id = QUrl::fromPercentEncoding(path.mid(11));
@@ -105,7 +105,7 @@ void RequestRouter::handle(InboundRequest request, ResponseSlot *slot)
         const qsizetype close = list.lastIndexOf(']');
         return answer(slot,
                       localResponse(200, "application/json", list.mid(open + 1, close - open - 1),
-                                    newRequestId(), slot->clientKeepAlive()));
+                                    newRequestId(), slot->connectionHeader()));
     }
     if (path.startsWith("/v1/")) {
         if (request.method != "POST") {
@@ -184,7 +184,8 @@ void RequestRouter::forward(InboundRequest &request, ResponseSlot *slot)
     plan.maxAttempts = route.retry ? 2 : 1;
     plan.logRequests = m_options.logRequests;
     plan.request.method = request.method;
-    plan.request.url = QUrl::fromEncoded(route.origin.toUtf8() + request.target, QUrl::StrictMode);
+    plan.request.origin = route.origin;
+    plan.request.originUrl = route.url;
     plan.request.target = request.target; // verbatim, for transports that can send it so
     plan.request.headers = std::move(headers.forward);
     // aggregate: a non-streaming chat/completions request goes upstream with "stream": true,

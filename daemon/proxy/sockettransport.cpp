@@ -22,16 +22,9 @@ constexpr qint64 kSocketReadBuffer = 64 * 1024; // what Qt may hold for us while
 constexpr qsizetype kCoalesceBody = 64 * 1024;  // smaller bodies go out in the head's write
 constexpr std::chrono::milliseconds kSweepEvery{5000};
 
-struct Endpoint
-{
-    QString host;          // what to dial (ACE, IPv6 without brackets)
-    quint16 port = 0;      // default applied
-    bool tls = false;      // https
-    QByteArray hostHeader; // the Host value: host[:port], port only when not the default
-    QString key;           // pool key: scheme://host:port
-};
+using Endpoint = SocketEndpoint;
 
-Endpoint endpointOf(const QUrl &url)
+Endpoint endpointFor(const QUrl &url, const QString &key)
 {
     Endpoint e;
     e.tls = url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
@@ -46,8 +39,7 @@ Endpoint endpointOf(const QUrl &url)
     if (e.port != defaultPort) {
         e.hostHeader += ':' + QByteArray::number(e.port);
     }
-    e.key = (e.tls ? QLatin1String("https://") : QLatin1String("http://")) +
-            QString::fromLatin1(host) + QLatin1Char(':') + QString::number(e.port);
+    e.key = key;
     return e;
 }
 
@@ -60,16 +52,7 @@ bool isNamed(const QByteArray &name, QByteArrayView want)
 // from the origin, the prepared headers in order (repeats apart), Content-Length, nothing else.
 QByteArray requestHead(const UpstreamRequest &request, const Endpoint &endpoint)
 {
-    QByteArray target = request.target;
-    if (target.isEmpty()) {
-        // Until the router fills `target`: QUrl's encoding of path and query (it may normalise
-        // escapes such as %7E; the raw target does not).
-        target = request.url.toEncoded(QUrl::RemoveScheme | QUrl::RemoveAuthority |
-                                       QUrl::RemoveFragment);
-        if (target.isEmpty()) {
-            target = "/";
-        }
-    }
+    const QByteArray target = request.target.isEmpty() ? QByteArray("/") : request.target;
     qsizetype size = request.method.size() + target.size() + endpoint.hostHeader.size() + 64;
     for (const auto &[name, value] : request.headers) {
         size += name.size() + value.size() + 4;
@@ -670,13 +653,21 @@ int SocketTransport::idleConnectionCount() const
 
 std::unique_ptr<UpstreamCall> SocketTransport::start(const UpstreamRequest &request)
 {
-    Endpoint endpoint = endpointOf(request.url);
+    const Endpoint &endpoint = endpointOf(request);
     QByteArray head = requestHead(request, endpoint);
-    const QString key = endpoint.key;
-    auto call = std::make_unique<SocketCall>(this, std::move(endpoint), std::move(head),
-                                             request.body, request.method == "HEAD");
-    call->begin(takeIdle(key));
+    auto call = std::make_unique<SocketCall>(this, endpoint, std::move(head), request.body,
+                                             request.method == "HEAD");
+    call->begin(takeIdle(endpoint.key));
     return call;
+}
+
+const SocketEndpoint &SocketTransport::endpointOf(const UpstreamRequest &request)
+{
+    auto it = m_endpoints.find(request.origin);
+    if (it == m_endpoints.end()) {
+        it = m_endpoints.insert(request.origin, endpointFor(request.originUrl, request.origin));
+    }
+    return *it;
 }
 
 QTcpSocket *SocketTransport::takeIdle(const QString &key)

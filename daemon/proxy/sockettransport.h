@@ -14,6 +14,16 @@ class QTcpSocket;
 
 namespace slp {
 
+// Where an origin's connections go, worked out once per origin (not per request).
+struct SocketEndpoint
+{
+    QString host;          // what to dial (ACE, IPv6 without brackets)
+    quint16 port = 0;      // default applied
+    bool tls = false;      // https
+    QByteArray hostHeader; // the Host value: host[:port], port only when not the default
+    QString key;           // pool key: the route's origin text
+};
+
 // `upstream_transport: socket`: a keep-alive pool of QTcpSockets (QSslSocket for https) per
 // upstream origin, living in the daemon's event-loop thread, and responses parsed with
 // nodejs' http-parser. No connection cap that queues: a request takes the most recently idled
@@ -47,11 +57,13 @@ private:
     void release(const QString &key, QTcpSocket *socket);
     void dropIdle(QTcpSocket *socket);
     void sweep();
+    const SocketEndpoint &endpointOf(const UpstreamRequest &request);
 
     int m_maxIdlePerOrigin;
     std::chrono::milliseconds m_idleTimeout{30000};
     QHash<QString, QList<Idle>> m_idle; // per origin key, oldest first (taken from the back)
     QHash<QTcpSocket *, QString> m_idleKey;
+    QHash<QString, SocketEndpoint> m_endpoints; // per origin; a handful, never pruned
     QElapsedTimer m_clock;
     QTimer m_sweep;
 };

@@ -17,8 +17,10 @@ using HeaderList = QList<QPair<QByteArray, QByteArray>>;
 struct UpstreamRequest
 {
     QByteArray method;
-    QUrl url;
-    QByteArray target;  // raw path+query as the client sent it (empty: the transport uses url)
+    // The route's origin, compiled once with the config: no URL is parsed per request.
+    QString origin;     // "scheme://host[:port]", also the transports' pool key
+    QUrl originUrl;     // the same as a QUrl
+    QByteArray target;  // raw path+query as the client sent it ("/" when empty)
     HeaderList headers; // Host and framing headers are the transport's business
     QByteArray body;
 };

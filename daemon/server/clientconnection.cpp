@@ -50,6 +50,11 @@ void ResponseSlot::breakConnection()
     }
 }
 
+QByteArray ResponseSlot::connectionHeader() const
+{
+    return slp::connectionHeader(m_keepAlive, m_versionMinor);
+}
+
 bool ResponseSlot::isWritable() const
 {
     return m_connection && m_connection->m_socket && m_connection->m_queue.value(0) == this &&
@@ -226,7 +231,8 @@ void ClientConnection::rejectWith(int status, const QByteArray &message)
         m_socket->readAll();
     }
     ResponseSlot *slot = openSlot(false, 1);
-    slot->write(localErrorResponse(status, QString::fromLatin1(message), QByteArray(), false));
+    slot->write(localErrorResponse(status, QString::fromLatin1(message), QByteArray(),
+                                   slot->connectionHeader()));
     slot->finish();
 }
 

@@ -38,7 +38,8 @@ public:
 
     // True when more bytes may be produced now: head of the queue and the socket not backed up.
     bool isWritable() const;
-    bool clientKeepAlive() const { return m_keepAlive; }
+    // The Connection header line this response needs now (see connectionHeader()).
+    QByteArray connectionHeader() const;
     int versionMinor() const { return m_versionMinor; }
     bool isFinished() const { return m_finished || m_broken; }
     void setKeepAlive(bool keepAlive) { m_keepAlive = keepAlive; }

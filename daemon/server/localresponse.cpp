@@ -61,8 +61,16 @@ QByteArray openAiErrorJson(const QString &message, const QString &type, const QB
     return out;
 }
 
+QByteArray connectionHeader(bool keepAlive, int versionMinor)
+{
+    if (!keepAlive) {
+        return QByteArrayLiteral("Connection: close\r\n");
+    }
+    return versionMinor == 0 ? QByteArrayLiteral("Connection: keep-alive\r\n") : QByteArray();
+}
+
 QByteArray localResponse(int status, const QByteArray &contentType, const QByteArray &body,
-                         const QByteArray &requestId, bool keepAlive,
+                         const QByteArray &requestId, const QByteArray &connection,
                          const QList<QPair<QByteArray, QByteArray>> &extraHeaders)
 {
     QByteArray out;
@@ -74,22 +82,21 @@ QByteArray localResponse(int status, const QByteArray &contentType, const QByteA
     for (const auto &[name, value] : extraHeaders) {
         out += name + ": " + value + "\r\n";
     }
-    if (!keepAlive) {
-        out += "Connection: close\r\n";
-    }
+    out += connection;
     out += "\r\n";
     out += body;
     return out;
 }
 
 QByteArray localErrorResponse(int status, const QString &message, const QByteArray &requestId,
-                              bool keepAlive, const QByteArray &code, const QString &param)
+                              const QByteArray &connection, const QByteArray &code,
+                              const QString &param)
 {
     const QString type = status == 502 || status == 504 ? QStringLiteral("upstream_error")
                          : status >= 500                ? QStringLiteral("server_error")
                                                         : QStringLiteral("invalid_request_error");
     return localResponse(status, "application/json", openAiErrorJson(message, type, code, param),
-                         requestId, keepAlive);
+                         requestId, connection);
 }
 
 } // namespace slp

@@ -15,8 +15,10 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QPointer>
+#include <QStandardPaths>
 #include <QTcpServer>
 #include <QTcpSocket>
+#include <QThread>
 #include <QTimer>
 #include <QtTest>
 
@@ -171,6 +173,8 @@ private slots:
     void garbageInsteadOfHttp();
     void slowDripRelayedNotCut();
     void twoHundredFaultsLeakNothing();
+    void neighbourResetLosesNoRequest();
+    void abortedNeighbourTruncatesNothing();
     // Last: with the qnam transport a 10 MB head stalls that backend's QNAM thread for
     // seconds, and a request that timed out meanwhile can have its late answer delivered to
     // a later request (reported, with a reproduction). Nothing runs after it.
@@ -421,6 +425,104 @@ void TestUpstreamFaults::twoHundredFaultsLeakNothing()
     QVERIFY2(fds1 - fds0 <= 8, qPrintable(QStringLiteral("fds %1 -> %2").arg(fds0).arg(fds1)));
     const HttpResult ok = send(QStringLiteral("mock"));
     QVERIFY2(ok.ok() && ok.status == 200, qPrintable(show(ok)));
+}
+
+void TestUpstreamFaults::neighbourResetLosesNoRequest()
+{
+    // Two curls side by side on the same backend, three requests in flight each: one sends
+    // requests the upstream answers, the other requests it resets. A reset is a 502 for its
+    // own request only. QNAM in Qt 6.4 fails every request queued behind a failing connection
+    // (the soak lost 3% of its requests to this); those never left SLP and must go out again.
+    const QString curl = QStandardPaths::findExecutable(QStringLiteral("curl"));
+    QVERIFY2(!curl.isEmpty(), "curl is needed (scripts/install-deps.sh installs it)");
+    constexpr int kEach = 500;
+    const auto curlArgs = [&](const QByteArray &extraHeader) {
+        QStringList args{QStringLiteral("--no-progress-meter"),
+                         QStringLiteral("--parallel"),
+                         QStringLiteral("--parallel-max"),
+                         QStringLiteral("3"),
+                         QStringLiteral("-H"),
+                         QStringLiteral("Content-Type: application/json"),
+                         QStringLiteral("-d"),
+                         QString::fromUtf8(chatBody(QStringLiteral("mock"))),
+                         QStringLiteral("-w"),
+                         QStringLiteral("%{http_code}\n")};
+        if (!extraHeader.isEmpty())
+            args << QStringLiteral("-H") << QString::fromLatin1(extraHeader);
+        for (int i = 0; i < kEach; ++i)
+            args << m_slp.url() + QStringLiteral("/v1/chat/completions") << QStringLiteral("-o")
+                 << QStringLiteral("/dev/null");
+        return args;
+    };
+    ChildProcess plain;
+    ChildProcess resets;
+    QVERIFY2(plain.start(curl, curlArgs({})), qPrintable(plain.errorString()));
+    QVERIFY2(resets.start(curl, curlArgs("X-Mock-Reset-Before-Head: 1")),
+             qPrintable(resets.errorString()));
+    QElapsedTimer clock;
+    clock.start();
+    while ((plain.isRunning() || resets.isRunning()) && clock.elapsed() < 60000)
+        pumpEvents(50);
+    QVERIFY2(!plain.isRunning() && !resets.isRunning(), "curl did not finish within 60 s");
+    const auto codes = [](ChildProcess &p) {
+        QMap<QString, int> counts;
+        for (const QString &line : p.lines(ChildProcess::Channel::StdOut)) {
+            if (!line.trimmed().isEmpty())
+                ++counts[line.trimmed()];
+        }
+        return counts;
+    };
+    const QMap<QString, int> plainCodes = codes(plain);
+    const QMap<QString, int> resetCodes = codes(resets);
+    const auto show = [](const QMap<QString, int> &m) {
+        QStringList parts;
+        for (auto it = m.cbegin(); it != m.cend(); ++it)
+            parts << QStringLiteral("%1 x%2").arg(it.key()).arg(it.value());
+        return parts.join(QStringLiteral(", "));
+    };
+    qInfo("answered requests: %s; reset requests: %s (%lld ms)", qPrintable(show(plainCodes)),
+          qPrintable(show(resetCodes)), clock.elapsed());
+    QCOMPARE(plainCodes.value(QStringLiteral("200")), kEach);
+    QCOMPARE(resetCodes.value(QStringLiteral("502")), kEach);
+}
+
+void TestUpstreamFaults::abortedNeighbourTruncatesNothing()
+{
+    // A 4 MB answer read slowly, while a request beside it is abandoned by its client. With the
+    // qnam transport the abort retires the QNAM both share (Qt 6.4 could hand a late answer to
+    // the wrong request otherwise); retiring it must not delete the finished reply that still
+    // holds the slow client's last bytes (it once did: 248 truncated 200s in a soak).
+    constexpr qint64 kSize = 4 * 1024 * 1024;
+    RawConnection slow;
+    QVERIFY(slow.connectTo(m_slp.host(), m_slp.port()));
+    slow.socket()->setReadBufferSize(64 * 1024);
+    QVERIFY(slow.send(buildRequest("POST", m_slp.url() + "/v1/chat/completions",
+                                   chatBody(QStringLiteral("mock")),
+                                   {{"Content-Type", "application/json"},
+                                    {"X-Mock-Large-Response", QByteArray::number(kSize)}})));
+    RawConnection abandoned;
+    QVERIFY(abandoned.connectTo(m_slp.host(), m_slp.port()));
+    QVERIFY(abandoned.send(
+        buildRequest("POST", m_slp.url() + "/v1/chat/completions", chatBody(QStringLiteral("mock")),
+                     {{"Content-Type", "application/json"}, {"X-Mock-Delay-Ms", "3000"}})));
+    pumpEvents(200);
+    abandoned.abort();
+
+    // About 2 MB/s: the upstream finishes long before this client has read everything.
+    QByteArray received;
+    QElapsedTimer clock;
+    clock.start();
+    QTcpSocket *socket = slow.socket();
+    while (clock.elapsed() < 30000) {
+        if (socket->bytesAvailable() == 0 && !socket->waitForReadyRead(2000))
+            break;
+        received += socket->read(32 * 1024);
+        QThread::msleep(15);
+    }
+    const qsizetype headEnd = received.indexOf("\r\n\r\n");
+    QVERIFY2(headEnd > 0, received.left(200).constData());
+    QVERIFY2(received.startsWith("HTTP/1.1 200"), received.left(200).constData());
+    QCOMPARE(received.size() - headEnd - 4, kSize);
 }
 
 QTEST_GUILESS_MAIN(TestUpstreamFaults)

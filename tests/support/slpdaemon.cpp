@@ -62,8 +62,25 @@ bool SlpDaemon::writeConfig(const QString &configYaml)
     QSaveFile f(configPath());
     if (!f.open(QIODevice::WriteOnly))
         return false;
-    f.write(configYaml.toUtf8());
+    f.write(withTestTransport(configYaml).toUtf8());
     return f.commit();
+}
+
+QString SlpDaemon::transport()
+{
+    const QString chosen = qEnvironmentVariable("SLP_TEST_TRANSPORT");
+    return chosen.isEmpty() ? QStringLiteral("qnam") : chosen;
+}
+
+QString SlpDaemon::withTestTransport(const QString &configYaml)
+{
+    // ctest runs the core's suites once per transport (tests/CMakeLists.txt); a config that
+    // names its transport keeps it.
+    static const QRegularExpression named(QStringLiteral("^upstream_transport\\s*:"),
+                                          QRegularExpression::MultilineOption);
+    if (qEnvironmentVariableIsEmpty("SLP_TEST_TRANSPORT") || configYaml.contains(named))
+        return configYaml;
+    return QStringLiteral("upstream_transport: %1\n").arg(transport()) + configYaml;
 }
 
 bool SlpDaemon::reload()

@@ -16,6 +16,11 @@ class SlpDaemon
 {
 public:
     static QString binary();
+    // The upstream transport the suite runs against: $SLP_TEST_TRANSPORT, default "qnam".
+    // Configs written through this class get `upstream_transport:` set to it unless they
+    // name one themselves.
+    static QString transport();
+    static QString withTestTransport(const QString &configYaml);
 
     // Starts `slp --config FILE [--listen 127.0.0.1:0] extraArgs...` and waits for the
     // listening line. With addListen false the config's own `listen:` is used.

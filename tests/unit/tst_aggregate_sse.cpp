@@ -607,10 +607,10 @@ void TstAggregateSse::doneWithoutTrailingBlankLine()
 void TstAggregateSse::afterDoneIgnored()
 {
     SseAggregator agg(Kind::Chat);
-    agg.feed(deltaChunk(R"({"content":"x"})", "\"stop\"") + "data: [DONE]\n\n");
+    agg.feed(QByteArray(deltaChunk(R"({"content":"x"})", "\"stop\"") + "data: [DONE]\n\n"));
     QCOMPARE(agg.state(), State::Done);
     const QByteArray result = agg.result();
-    agg.feed("data: this is not json\n\n" + deltaChunk(R"({"content":"more"})"));
+    agg.feed(QByteArray("data: this is not json\n\n" + deltaChunk(R"({"content":"more"})")));
     agg.finishInput();
     QCOMPARE(agg.state(), State::Done);
     QCOMPARE(agg.result(), result);
@@ -730,11 +730,11 @@ void TstAggregateSse::eventLimit()
     // many data lines of one event count together; a comment line without end does too
     SseAggregator lines(Kind::Chat, 1000);
     for (int i = 0; i < 100 && lines.state() == State::Streaming; ++i)
-        lines.feed("data: " + chunk + "\n");
+        lines.feed(QByteArray("data: " + chunk + "\n"));
     EXPECT_STATE(lines, State::Malformed);
     SseAggregator comment(Kind::Chat, 1000);
     for (int i = 0; i < 100 && comment.state() == State::Streaming; ++i)
-        comment.feed(": " + chunk);
+        comment.feed(QByteArray(": " + chunk));
     EXPECT_STATE(comment, State::Malformed);
 }
 
