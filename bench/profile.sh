@@ -10,13 +10,17 @@
 #                                              -e cpu-clock; needs linux-perf)
 #
 # Prints per-request figures: totals divided by the requests slp counted in /metrics.
-# Environment: SLP_BENCH_BUILD_DIR (default build-bench/, as bench/run.sh), SECONDS_LOAD (10).
+# Environment: SLP_BENCH_BUILD_DIR (default build-bench/, as bench/run.sh), SECONDS_LOAD (10),
+# CONNECTIONS (wrk's -c, 16), BODY_BYTES (pad the request body to about this size: the large
+# body path; default the 300-byte chat request).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 tool="${1:-callgrind}"
 transport="${2:-socket}"
 build="${SLP_BENCH_BUILD_DIR:-$here/build-bench}"
 seconds="${SECONDS_LOAD:-10}"
+connections="${CONNECTIONS:-16}"
+body_bytes="${BODY_BYTES:-0}"
 case "$tool" in callgrind | strace | perf) ;; *) sed -n '2,13p' "$0"; exit 2 ;; esac
 case "$transport" in qnam | socket) ;; *) echo "profile: qnam or socket" >&2; exit 2 ;; esac
 
@@ -67,6 +71,7 @@ events { worker_connections 4096; }
 http {
     access_log off;
     client_body_temp_path $tmp/nginx/body;
+    client_max_body_size 100m;
     keepalive_requests 1000000;
     server {
         listen 127.0.0.1:$upstream_port;
@@ -99,20 +104,33 @@ slp_pid=$!
 pids+=("$slp_pid")
 wait_port "$slp_port"
 
-cat >"$tmp/post.lua" <<'EOF'
+python3 - "$tmp/body.json" "$body_bytes" <<'PY'
+import json, sys
+body = {"model": "static", "messages": [
+    {"role": "system", "content": "You are a helpful assistant."},
+    {"role": "user", "content": "What is the capital of France? Answer in one short sentence, please."}],
+    "max_tokens": 32, "temperature": 0}
+pad = int(sys.argv[2]) - len(json.dumps(body))
+if pad > 0:
+    body["messages"][1]["content"] += " " + "x" * pad
+open(sys.argv[1], "w").write(json.dumps(body, separators=(",", ":")))
+PY
+cat >"$tmp/post.lua" <<EOF
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
-wrk.body = '{"model":"static","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"What is the capital of France? Answer in one short sentence, please."}],"max_tokens":32,"temperature":0}'
+local f = io.open("$tmp/body.json", "rb")
+wrk.body = f:read("*a")
+f:close()
 EOF
 # Warm-up outside the measurement (connections, pools, allocator).
-wrk -t1 -c16 -d2s -s "$tmp/post.lua" "http://127.0.0.1:$slp_port/v1/chat/completions" >/dev/null
+wrk -t1 -c"$connections" -d2s -s "$tmp/post.lua" "http://127.0.0.1:$slp_port/v1/chat/completions" >/dev/null
 count() {
     curl -s "http://127.0.0.1:$slp_port/metrics" |
         awk '/^slp_requests_total\{/ {s += $2} END {print s + 0}'
 }
 before="$(count)"
 [ "$tool" = callgrind ] && callgrind_control -i on "$slp_pid" >/dev/null
-wrk -t1 -c16 -d"${seconds}s" -s "$tmp/post.lua" "http://127.0.0.1:$slp_port/v1/chat/completions" |
+wrk -t1 -c"$connections" -d"${seconds}s" -s "$tmp/post.lua" "http://127.0.0.1:$slp_port/v1/chat/completions" |
     grep -E "Requests/sec|Non-2xx" || true
 [ "$tool" = callgrind ] && callgrind_control -i off "$slp_pid" >/dev/null
 after="$(count)"

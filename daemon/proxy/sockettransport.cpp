@@ -124,6 +124,32 @@ void setHeadLimitOnce()
 }
 } // namespace
 
+class SocketCall;
+
+// Wired to its socket once, for the socket's whole life: it hands the socket's signals to the
+// call using it, or, while the socket idles in the pool, tells the pool to drop it. Connecting
+// and disconnecting five signals per request cost more than parsing the response.
+class SocketLink : public QObject
+{
+public:
+    SocketLink(QTcpSocket *socket, SocketTransport *transport);
+    static SocketLink *of(QTcpSocket *socket)
+    {
+        return socket->findChild<SocketLink *>(QString(), Qt::FindDirectChildrenOnly);
+    }
+
+    SocketCall *call = nullptr; // the call using the socket; null while pooled or discarded
+    QPointer<SocketTransport> transport;
+
+private:
+    void idleEvent(QTcpSocket *socket)
+    {
+        if (transport) {
+            transport->dropIdle(socket); // anything an idle connection does makes it useless
+        }
+    }
+};
+
 class SocketCall : public UpstreamCall
 {
 public:
@@ -213,23 +239,41 @@ private:
     void attach(QTcpSocket *socket)
     {
         m_socket = socket;
-        connect(socket, &QAbstractSocket::connected, this, [this] {
-            m_socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
-            m_socket->flush(); // not a bytesWritten handler: safe (QT64-NOTES.md)
-        });
-        connect(socket, &QIODevice::readyRead, this, [this] {
-            if (!m_paused) {
-                pump();
-            }
-        });
-        // channelBytesWritten, unlike bytesWritten, is not swallowed when Qt nests writes.
-        connect(socket, &QIODevice::channelBytesWritten, this,
-                [this](int, qint64 n) { m_written += n; });
-        connect(socket, &QAbstractSocket::errorOccurred, this, &SocketCall::onError);
-        connect(socket, &QAbstractSocket::disconnected, this, [this] {
-            m_peerClosed = true;
-            handleEof();
-        });
+        SocketLink *link = SocketLink::of(socket);
+        if (!link) {
+            link = new SocketLink(socket, m_transport); // a Qt child of the socket
+        }
+        link->call = this;
+    }
+
+    // Hands the socket back: its signals stop reaching this call.
+    QTcpSocket *detach()
+    {
+        QTcpSocket *socket = std::exchange(m_socket, nullptr);
+        if (SocketLink *link = socket ? SocketLink::of(socket) : nullptr) {
+            link->call = nullptr;
+        }
+        return socket;
+    }
+
+    // --- the socket's events, from its SocketLink ------------------------------------------
+    friend class SocketLink;
+    void onConnected()
+    {
+        m_socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+        m_socket->flush(); // not a bytesWritten handler: safe (QT64-NOTES.md)
+    }
+    void onReadyRead()
+    {
+        if (!m_paused) {
+            pump();
+        }
+    }
+    void onWritten(qint64 n) { m_written += n; }
+    void onDisconnected()
+    {
+        m_peerClosed = true;
+        handleEof();
     }
 
     void writeRequest()
@@ -250,9 +294,7 @@ private:
         if (!m_socket) {
             return;
         }
-        QTcpSocket *socket = std::exchange(m_socket, nullptr);
-        socket->disconnect(this);
-        discard(socket);
+        discard(detach());
     }
 
     QString where() const
@@ -448,9 +490,7 @@ private:
                           m_socket->state() == QAbstractSocket::ConnectedState &&
                           m_socket->bytesToWrite() == 0 && m_socket->bytesAvailable() == 0;
         if (keep && m_transport) {
-            QTcpSocket *socket = std::exchange(m_socket, nullptr);
-            socket->disconnect(this);
-            m_transport->release(m_endpoint.key, socket);
+            m_transport->release(m_endpoint.key, detach());
         } else {
             closeSocket();
         }
@@ -498,11 +538,21 @@ private:
     void endHeader()
     {
         if (!m_field.isEmpty()) {
-            m_pendingHead.headers.append({m_field, m_value});
+            m_pendingHead.headers.append({std::move(m_field), std::move(m_value)});
         }
-        m_field.clear();
-        m_value.clear();
+        m_field = QByteArray(); // moved from: null, the next piece allocates exactly
+        m_value = QByteArray();
         m_inValue = false;
+    }
+
+    // A header name or value usually comes in one piece: one exact allocation, no growth.
+    static void appendPiece(QByteArray &to, const char *at, size_t n)
+    {
+        if (to.isNull()) {
+            to = QByteArray(at, qsizetype(n));
+        } else {
+            to.append(at, qsizetype(n));
+        }
     }
 
     static const http_parser_settings &settings()
@@ -530,13 +580,13 @@ private:
                 if (c->m_inValue) {
                     c->endHeader();
                 }
-                c->m_field.append(at, qsizetype(n));
+                appendPiece(c->m_field, at, n);
                 return 0;
             };
             s.on_header_value = [](http_parser *p, const char *at, size_t n) {
                 SocketCall *c = self(p);
                 c->m_inValue = true;
-                c->m_value.append(at, qsizetype(n));
+                appendPiece(c->m_value, at, n);
                 return 0;
             };
             s.on_headers_complete = [](http_parser *p) {
@@ -620,6 +670,32 @@ private:
     bool m_finished = false;
 };
 
+SocketLink::SocketLink(QTcpSocket *socket, SocketTransport *transport)
+    : QObject(socket), transport(transport)
+{
+    connect(socket, &QAbstractSocket::connected, this, [this] {
+        if (call) {
+            call->onConnected();
+        }
+    });
+    connect(socket, &QIODevice::readyRead, this, [this, socket] {
+        call ? call->onReadyRead() : idleEvent(socket);
+    });
+    // channelBytesWritten, unlike bytesWritten, is not swallowed when Qt nests writes.
+    connect(socket, &QIODevice::channelBytesWritten, this, [this](int, qint64 n) {
+        if (call) {
+            call->onWritten(n);
+        }
+    });
+    connect(socket, &QAbstractSocket::errorOccurred, this,
+            [this, socket](QAbstractSocket::SocketError error) {
+                call ? call->onError(error) : idleEvent(socket);
+            });
+    connect(socket, &QAbstractSocket::disconnected, this, [this, socket] {
+        call ? call->onDisconnected() : idleEvent(socket);
+    });
+}
+
 SocketTransport::SocketTransport(int maxIdlePerOrigin, QObject *parent)
     : QObject(parent), m_maxIdlePerOrigin(std::max(1, maxIdlePerOrigin))
 {
@@ -633,7 +709,9 @@ SocketTransport::~SocketTransport()
 {
     for (auto &list : m_idle) {
         for (const Idle &idle : list) {
-            idle.socket->disconnect(this);
+            if (SocketLink *link = SocketLink::of(idle.socket)) {
+                link->transport = nullptr; // no dropIdle() while this is being destroyed
+            }
             idle.socket->abort();
             delete idle.socket;
         }
@@ -681,7 +759,6 @@ QTcpSocket *SocketTransport::takeIdle(const QString &key)
     while (!it->isEmpty()) {
         const Idle idle = it->takeLast(); // LIFO: the warmest connection
         m_idleKey.remove(idle.socket);
-        idle.socket->disconnect(this);
         if (now - idle.since < m_idleTimeout.count() && stillUsable(idle.socket, tls)) {
             idle.socket->setParent(nullptr);
             return idle.socket;
@@ -698,12 +775,7 @@ void SocketTransport::release(const QString &key, QTcpSocket *socket)
         discard(socket);
         return;
     }
-    socket->setParent(this);
-    // Anything an idle connection does (data, close, error) makes it useless.
-    const auto drop = [this, socket] { dropIdle(socket); };
-    connect(socket, &QIODevice::readyRead, this, drop);
-    connect(socket, &QAbstractSocket::disconnected, this, drop);
-    connect(socket, &QAbstractSocket::errorOccurred, this, drop);
+    socket->setParent(this); // its SocketLink drops it on data, close or error (dropIdle)
     list.append(Idle{socket, m_clock.elapsed()});
     m_idleKey.insert(socket, key);
     if (!m_sweep.isActive()) {
@@ -720,7 +792,6 @@ void SocketTransport::dropIdle(QTcpSocket *socket)
     QList<Idle> &list = m_idle[keyIt.value()];
     m_idleKey.erase(keyIt);
     list.removeIf([socket](const Idle &idle) { return idle.socket == socket; });
-    socket->disconnect(this);
     discard(socket);
 }
 
@@ -733,7 +804,6 @@ void SocketTransport::sweep()
         while (!list.isEmpty() && now - list.first().since >= m_idleTimeout.count()) {
             const Idle idle = list.takeFirst();
             m_idleKey.remove(idle.socket);
-            idle.socket->disconnect(this);
             discard(idle.socket);
         }
         it = list.isEmpty() ? m_idle.erase(it) : std::next(it);

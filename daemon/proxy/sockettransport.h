@@ -51,6 +51,7 @@ private:
     };
 
     friend class SocketCall;
+    friend class SocketLink;
     // The most recently idled live connection of `key`, or nullptr.
     QTcpSocket *takeIdle(const QString &key);
     // Keeps a connection whose exchange ended cleanly, or closes it when the pool is full.
