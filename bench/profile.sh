@@ -12,7 +12,9 @@
 # Prints per-request figures: totals divided by the requests slp counted in /metrics.
 # Environment: SLP_BENCH_BUILD_DIR (default build-bench/, as bench/run.sh), SECONDS_LOAD (10),
 # CONNECTIONS (wrk's -c, 16), BODY_BYTES (pad the request body to about this size: the large
-# body path; default the 300-byte chat request).
+# body path; default the 300-byte chat request), EVENTS (stream: the mock upstream answers
+# each request with this many SSE events, EVENT_INTERVAL_MS apart (default 0: back to back),
+# and figures are per event).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 tool="${1:-callgrind}"
@@ -21,6 +23,8 @@ build="${SLP_BENCH_BUILD_DIR:-$here/build-bench}"
 seconds="${SECONDS_LOAD:-10}"
 connections="${CONNECTIONS:-16}"
 body_bytes="${BODY_BYTES:-0}"
+events="${EVENTS:-0}"
+event_interval="${EVENT_INTERVAL_MS:-0}"
 case "$tool" in callgrind | strace | perf) ;; *) sed -n '2,13p' "$0"; exit 2 ;; esac
 case "$transport" in qnam | socket) ;; *) echo "profile: qnam or socket" >&2; exit 2 ;; esac
 
@@ -36,7 +40,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLP_BUILD_BENCH=ON \
         -DSLP_BUILD_MONITOR=OFF >/dev/null
 fi
-cmake --build "$build" --target slp >/dev/null
+cmake --build "$build" --target slp mock_upstream >/dev/null
 slp_bin="$build/daemon/slp"
 
 tmp="$(mktemp -d /tmp/slp-profile.XXXXXX)"
@@ -82,6 +86,14 @@ EOF
 "$(command -v nginx || echo /usr/sbin/nginx)" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" &
 pids+=($!)
 wait_port "$upstream_port"
+if [ "$events" -gt 0 ]; then
+    # Streams come from the mock upstream (vLLM-like SSE), started beside nginx.
+    upstream_port="$(free_port)"
+    "$build/tests/mock_upstream/mock_upstream" --listen "127.0.0.1:$upstream_port" \
+        >"$tmp/mock.log" 2>&1 &
+    pids+=($!)
+    wait_port "$upstream_port"
+fi
 
 slp_port="$(free_port)"
 cat >"$tmp/slp.yaml" <<EOF
@@ -122,6 +134,11 @@ local f = io.open("$tmp/body.json", "rb")
 wrk.body = f:read("*a")
 f:close()
 EOF
+if [ "$events" -gt 0 ]; then
+    sed -i 's/"temperature":0/"temperature":0,"stream":true/' "$tmp/body.json"
+    printf 'wrk.headers["X-Mock-Events"] = "%s"\nwrk.headers["X-Mock-Event-Interval-Ms"] = "%s"\n' \
+        "$events" "$event_interval" >>"$tmp/post.lua"
+fi
 # Warm-up outside the measurement (connections, pools, allocator).
 wrk -t1 -c"$connections" -d2s -s "$tmp/post.lua" "http://127.0.0.1:$slp_port/v1/chat/completions" >/dev/null
 count() {
@@ -136,6 +153,10 @@ wrk -t1 -c"$connections" -d"${seconds}s" -s "$tmp/post.lua" "http://127.0.0.1:$s
 after="$(count)"
 requests=$((after - before))
 echo "profile: $requests requests through slp ($transport) under $tool"
+if [ "$events" -gt 0 ]; then
+    requests=$((requests * (events + 1))) # the figures below are per SSE event ([DONE] included)
+    echo "profile: $requests SSE events; figures below are per event"
+fi
 kill -INT "$slp_pid"
 wait "$slp_pid" 2>/dev/null || true
 

@@ -22,6 +22,7 @@ void ResponseSlot::write(const QByteArray &bytes)
     }
     if (m_connection->m_queue.value(0) == this && m_connection->m_socket) {
         m_connection->m_socket->write(bytes);
+        m_connection->flushNow();
     } else {
         m_held += bytes;
     }
@@ -254,16 +255,39 @@ void ClientConnection::onBodyTimeout()
 
 void ClientConnection::onBytesWritten()
 {
-    // Never flush() here: flushing inside bytesWritten drains the socket without a further
-    // bytesWritten, and a backpressured relay would never wake up again (QT64-NOTES.md).
+    if (m_flushing) {
+        return; // our own flushNow(): the writer checks isWritable() itself
+    }
     if (!m_socket || m_queue.isEmpty()) {
         armTimers();
         return;
     }
     if (m_socket->bytesToWrite() < kHighWater) {
         if (ResponseSlot *head = m_queue.first()) {
+            const QPointer<ClientConnection> guard(this);
+            m_inBytesWritten = true;
             Q_EMIT head->writable();
+            if (guard) {
+                m_inBytesWritten = false;
+            }
         }
+    }
+}
+
+void ClientConnection::flushNow()
+{
+    // Left to Qt, a write enables the socket's write notifier and goes out on the next loop
+    // pass: two eventfd wake-ups, two more polls and a read per SSE event (strace). Writing
+    // now saves them. Never inside bytesWritten: flushing there drains the socket without a
+    // further bytesWritten, and a backpressured relay would never wake up (QT64-NOTES.md).
+    if (m_inBytesWritten || m_flushing || !m_socket) {
+        return;
+    }
+    m_flushing = true;
+    const QPointer<ClientConnection> guard(this);
+    m_socket->flush();
+    if (guard) {
+        m_flushing = false;
     }
 }
 
@@ -278,6 +302,7 @@ void ClientConnection::pump()
         if (!head->m_held.isEmpty()) {
             m_socket->write(head->m_held);
             head->m_held.clear();
+            flushNow();
         }
         if (!head->isFinished()) {
             Q_EMIT head->writable();

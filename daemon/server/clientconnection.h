@@ -105,6 +105,8 @@ private:
     void onBodyTimeout();
     void rejectWith(int status, const QByteArray &message);
     void pump();
+    // Hands what was written to the kernel now (see the .cpp for when it must not).
+    void flushNow();
     void armTimers();
 
     QPointer<QTcpSocket> m_socket;
@@ -118,6 +120,8 @@ private:
     bool m_continueSent = false;
     bool m_rejected = false;
     bool m_closing = false;
+    bool m_inBytesWritten = false; // inside onBytesWritten(): no flush() (QT64-NOTES.md)
+    bool m_flushing = false;       // inside flushNow(): its bytesWritten is not acted on
     bool m_shuttingDown = false;
     QTimer m_headerTimer;
     QTimer m_idleTimer;
