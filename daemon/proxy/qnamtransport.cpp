@@ -202,7 +202,7 @@ private:
         // that QNAM with the same error, though none of them was ever written (the soak saw 3%
         // of requests lost to a neighbour's reset). A request whose body never left SLP cannot
         // have reached the upstream: it goes out again, a bounded number of times.
-        if (m_failure == Failure::Closed && m_body && m_body->untouched() &&
+        if (m_failure == Failure::Closed && m_body && m_body->untouched() && m_transport &&
             m_redials < kMaxUnsentRedials) {
             ++m_redials;
             dropReply();

@@ -1,5 +1,7 @@
 #include "proxy/sockettransport.h"
 
+#include "server/directwrite.h"
+
 #include <QNetworkProxy>
 #include <QPointer>
 #include <QSslSocket>
@@ -278,14 +280,17 @@ private:
 
     void writeRequest()
     {
+        // A reused connection takes the request straight into the kernel (writeDirect); a new
+        // one gets it from Qt once connected.
         if (m_body.size() <= kCoalesceBody) {
-            m_socket->write(m_head + m_body); // one segment for the usual small request
+            m_written += writeDirect(m_socket, m_head + m_body); // one segment, usually
         } else {
-            m_socket->write(m_head);
-            m_socket->write(m_body);
+            m_written += writeDirect(m_socket, m_head);
+            m_written += writeDirect(m_socket, m_body);
         }
-        if (m_socket && m_socket->state() == QAbstractSocket::ConnectedState) {
-            m_socket->flush(); // a reused connection: out now, not on the next loop pass
+        if (m_socket && m_socket->state() == QAbstractSocket::ConnectedState &&
+            m_socket->bytesToWrite() > 0) {
+            m_socket->flush(); // out now, not on the next loop pass
         }
     }
 
@@ -678,9 +683,8 @@ SocketLink::SocketLink(QTcpSocket *socket, SocketTransport *transport)
             call->onConnected();
         }
     });
-    connect(socket, &QIODevice::readyRead, this, [this, socket] {
-        call ? call->onReadyRead() : idleEvent(socket);
-    });
+    connect(socket, &QIODevice::readyRead, this,
+            [this, socket] { call ? call->onReadyRead() : idleEvent(socket); });
     // channelBytesWritten, unlike bytesWritten, is not swallowed when Qt nests writes.
     connect(socket, &QIODevice::channelBytesWritten, this, [this](int, qint64 n) {
         if (call) {
@@ -691,9 +695,8 @@ SocketLink::SocketLink(QTcpSocket *socket, SocketTransport *transport)
             [this, socket](QAbstractSocket::SocketError error) {
                 call ? call->onError(error) : idleEvent(socket);
             });
-    connect(socket, &QAbstractSocket::disconnected, this, [this, socket] {
-        call ? call->onDisconnected() : idleEvent(socket);
-    });
+    connect(socket, &QAbstractSocket::disconnected, this,
+            [this, socket] { call ? call->onDisconnected() : idleEvent(socket); });
 }
 
 SocketTransport::SocketTransport(int maxIdlePerOrigin, QObject *parent)

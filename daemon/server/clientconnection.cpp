@@ -1,5 +1,7 @@
 #include "server/clientconnection.h"
 
+#include "server/directwrite.h"
+
 #include "observe/logging.h"
 #include "server/localresponse.h"
 
@@ -21,8 +23,9 @@ void ResponseSlot::write(const QByteArray &bytes)
         return;
     }
     if (m_connection->m_queue.value(0) == this && m_connection->m_socket) {
-        m_connection->m_socket->write(bytes);
-        m_connection->flushNow();
+        if (writeDirect(m_connection->m_socket, bytes) < bytes.size()) {
+            m_connection->flushNow();
+        }
     } else {
         m_held += bytes;
     }
@@ -300,9 +303,10 @@ void ClientConnection::pump()
             continue;
         }
         if (!head->m_held.isEmpty()) {
-            m_socket->write(head->m_held);
+            if (writeDirect(m_socket, head->m_held) < head->m_held.size()) {
+                flushNow();
+            }
             head->m_held.clear();
-            flushNow();
         }
         if (!head->isFinished()) {
             Q_EMIT head->writable();
