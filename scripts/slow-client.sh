@@ -42,22 +42,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_port() { # bounded wait for "listening on H:P" in a file; prints the port
-    local i
-    for i in $(seq 1 300); do
-        if grep -q "listening on" "$1" 2>/dev/null; then
-            grep -m1 -o "listening on [^ ]*" "$1" | sed 's/.*://'
-            return 0
-        fi
-        sleep 0.1
-    done
-    echo "slow-client: no listening line in $1" >&2
-    return 1
-}
+# shellcheck source=scripts/lib.sh
+. "$here/scripts/lib.sh"
 
 "$build/tests/mock_upstream/mock_upstream" --listen 127.0.0.1:0 >"$work/mock.out" 2>&1 &
 pids+=($!)
-mock_port="$(wait_port "$work/mock.out")"
+mock_port="$(wait_listening "$work/mock.out")"
 
 status=0
 for transport in "${transports[@]}"; do
@@ -73,7 +63,7 @@ YAML
     "$build/daemon/slp" --config "$work/slp.yaml" 2>"$work/slp-$transport.err" &
     slp_pid=$!
     pids+=("$slp_pid")
-    port="$(wait_port "$work/slp-$transport.err")"
+    port="$(wait_listening "$work/slp-$transport.err")"
     echo "== $transport: $size bytes to a client reading at $rate MB/s"
     # The client: a small receive buffer and a paced read loop; prints bytes, seconds and the
     # RSS series it sampled from /proc (once a second).

@@ -51,24 +51,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Waits (bounded) for "listening on H:P" in a file; prints the port.
-wait_port() {
-    local file="$1" i
-    for i in $(seq 1 600); do
-        if grep -q "listening on" "$file" 2>/dev/null; then
-            grep -m1 -o "listening on [^ ]*" "$file" | sed 's/.*://'
-            return 0
-        fi
-        sleep 0.1
-    done
-    echo "soak: no listening line in $file" >&2
-    cat "$file" >&2
-    return 1
-}
+# shellcheck source=scripts/lib.sh
+. "$here/scripts/lib.sh"
 
 "$mock_bin" --listen 127.0.0.1:0 >"$work/mock.out" 2>"$work/mock.err" &
 pids+=($!)
-mock_port="$(wait_port "$work/mock.out")"
+mock_port="$(wait_listening "$work/mock.out")"
 closed_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
 
 max_body=$((8 * 1024 * 1024))
@@ -108,7 +96,7 @@ fi
 "${runner[@]}" "$slp_bin" --config "$work/slp.yaml" 2>"$work/slp.err" &
 slp_pid=$!
 pids+=("$slp_pid")
-slp_port="$(wait_port "$work/slp.err")"
+slp_port="$(wait_listening "$work/slp.err")"
 # Under valgrind $! is valgrind itself, which is the process slp runs as (same pid).
 echo "soak: slp pid $slp_pid on port $slp_port ($mode, $transport), mock on $mock_port, $minutes min, $workers workers"
 
@@ -155,12 +143,13 @@ slp_status=0
 wait "$slp_pid" || slp_status=$?
 
 result=0
-python3 - "$work/client.json" "$metrics" "$slp_status" "$reloads" "$(grep -c 'reload: [0-9]* routes from' "$work/slp.err" || true)" "${series[@]}" <<'PY' || result=$?
+python3 - "$work/client.json" "$metrics" "$slp_status" "$reloads" "$(grep -c 'reload: [0-9]* routes from' "$work/slp.err" || true)" "$mode" "${series[@]}" <<'PY' || result=$?
 import json, sys
 client = json.load(open(sys.argv[1]))
 slp = json.loads(sys.argv[2])
 slp_status, reloads, reload_lines = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-series = [(s.split(":")[0], int(s.split(":")[1])) for s in sys.argv[6:]]
+mode = sys.argv[6]
+series = [(s.split(":")[0], int(s.split(":")[1])) for s in sys.argv[7:]]
 ok = True
 total = sum(client["sent"].values())
 print(f"soak: {total} requests in {client['seconds']} s: " +
@@ -198,8 +187,13 @@ if len(series) >= 4:
     print(f"soak: RSS peak after warm-up {warm} KiB, peak of the last quarter {peak_late} KiB, "
           f"growth {growth} KiB")
     if growth > max(8 * 1024, warm // 10):
-        ok = False
-        print("soak: RSS not flat")
+        if mode == "plain":
+            ok = False
+            print("soak: RSS not flat")
+        else:
+            # ASan's quarantine and valgrind's bookkeeping grow on their own; their leak
+            # checkers are the verdict in those modes, RSS only in a plain run.
+            print(f"soak: RSS grew under {mode} (not a verdict in this mode)")
 print(f"soak: slp exit status {slp_status}")
 if slp_status != 0:
     ok = False
