@@ -23,9 +23,7 @@ void ResponseSlot::write(const QByteArray &bytes)
         return;
     }
     if (m_connection->m_queue.value(0) == this && m_connection->m_socket) {
-        if (writeDirect(m_connection->m_socket, bytes) < bytes.size()) {
-            m_connection->flushNow();
-        }
+        m_connection->send(bytes);
     } else {
         m_held += bytes;
     }
@@ -277,6 +275,13 @@ void ClientConnection::onBytesWritten()
     }
 }
 
+void ClientConnection::send(const QByteArray &bytes)
+{
+    if (writeDirect(m_socket, bytes) < bytes.size()) {
+        flushNow(); // Qt holds the rest
+    }
+}
+
 void ClientConnection::flushNow()
 {
     // Left to Qt, a write enables the socket's write notifier and goes out on the next loop
@@ -303,9 +308,7 @@ void ClientConnection::pump()
             continue;
         }
         if (!head->m_held.isEmpty()) {
-            if (writeDirect(m_socket, head->m_held) < head->m_held.size()) {
-                flushNow();
-            }
+            send(head->m_held);
             head->m_held.clear();
         }
         if (!head->isFinished()) {

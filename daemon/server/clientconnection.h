@@ -105,7 +105,9 @@ private:
     void onBodyTimeout();
     void rejectWith(int status, const QByteArray &message);
     void pump();
-    // Hands what was written to the kernel now (see the .cpp for when it must not).
+    // Writes response bytes: to the kernel at once where it can (writeDirect), Qt the rest.
+    void send(const QByteArray &bytes);
+    // Hands what Qt holds to the kernel now (see the .cpp for when it must not).
     void flushNow();
     void armTimers();
 
