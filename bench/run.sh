@@ -3,7 +3,10 @@
 # (a plain reverse proxy: the floor for one hop) and through slp, interleaved. Prints a table
 # and writes bench/results/latest.json (--quick: bench/results/quick.json). See bench/README.md.
 #
-#   bench/run.sh [--quick] [--transport qnam|socket|both|auto] [-- slp_bench options...]
+#   bench/run.sh [--quick] [--transport qnam|socket|both|auto|LIST] [-- slp_bench options...]
+#
+# LIST is comma-separated slp instances, each qnam or socket with an optional -wN for
+# `workers: N` (e.g. socket,socket-w2): one column each, at most 4.
 #
 # Installs what it needs with apt-get (Debian 12), builds with -DSLP_BUILD_BENCH=ON, starts
 # nginx, the mock upstream and slp on 127.0.0.1, and stops every process it started on exit.
@@ -17,7 +20,7 @@ transport=auto
 out=""
 passthrough=()
 
-usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) quick=1 ;;
@@ -72,8 +75,14 @@ grep -rqs "SocketTransport" "$here/daemon/server/" && has_socket=1
 case "$transport" in
 auto) if [ "$has_socket" = 1 ]; then transports=(qnam socket); else transports=(qnam); fi ;;
 both) transports=(qnam socket) ;;
-qnam | socket) transports=("$transport") ;;
-*) echo "run.sh: --transport qnam|socket|both|auto" >&2; exit 2 ;;
+*)
+    IFS=, read -r -a transports <<<"$transport"
+    for t in "${transports[@]}"; do
+        [[ "$t" =~ ^(qnam|socket)(-w[1-9][0-9]?)?$ ]] ||
+            { echo "run.sh: --transport qnam|socket|both|auto or a list such as socket,socket-w2" >&2; exit 2; }
+    done
+    [ "${#transports[@]}" -le 4 ] || { echo "run.sh: at most 4 slp instances" >&2; exit 2; }
+    ;;
 esac
 if [ "$has_socket" = 0 ] && printf '%s\n' "${transports[@]}" | grep -qx socket; then
     echo "run.sh: WARNING: no SocketTransport in daemon/server/: 'socket' may run qnam" >&2
@@ -104,8 +113,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 p_static=$((base + 1)) p_nginx_fast=$((base + 2)) p_nginx_mock=$((base + 3)) p_mock=$((base + 4))
-p_sink=$((base + 5)) p_nginx_sink=$((base + 6)) p_slp=$((base + 7)) # slp: base+7, base+8
-for port in $(seq $((base + 1)) $((base + 8))); do
+p_sink=$((base + 5)) p_nginx_sink=$((base + 6)) p_slp=$((base + 7)) # slp: base+7 .. base+10
+for port in $(seq $((base + 1)) $((base + 10))); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
         echo "run.sh: port $port is in use (set SLP_BENCH_PORT_BASE)" >&2
         exit 1
@@ -215,9 +224,12 @@ i=0
 for t in "${transports[@]}"; do
     port=$((p_slp + i))
     i=$((i + 1))
+    workers=1
+    [[ "$t" == *-w* ]] && workers="${t##*-w}"
     cat >"$tmp/slp-$t.yaml" <<EOF
 listen: "127.0.0.1:$port"
-upstream_transport: $t
+upstream_transport: ${t%%-w*}
+workers: $workers
 max_upstream_connections: 4096
 max_connections: 10000
 idle_timeout: 300s

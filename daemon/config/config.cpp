@@ -32,6 +32,7 @@ const QList<QString> kTopKeys = {
     QStringLiteral("shutdown_grace"),
     QStringLiteral("upstream_transport"),
     QStringLiteral("max_upstream_connections"),
+    QStringLiteral("workers"),
     QStringLiteral("discovery"),
     QStringLiteral("backends"),
     QStringLiteral("editions"),
@@ -571,6 +572,14 @@ void Compiler::readTopLevel(const QHash<QString, Field> &top)
                           : QStringLiteral("did you mean \"%1\"? use qnam or socket").arg(guess));
             }
         }
+    }
+    if (const Field f = top.value(QStringLiteral("workers")); f.present) {
+        // Each worker is one more event loop on the port; beyond the core count they only
+        // contend, and 64 bounds a typo such as 1000.
+        if (const auto v =
+                readInt(f, QStringLiteral("workers"), 1, kMaxWorkers,
+                        QStringLiteral("use 1 to %1, e.g. the number of cores").arg(kMaxWorkers)))
+            m_config.workers = int(*v);
     }
     if (const Field f = top.value(QStringLiteral("max_upstream_connections")); f.present) {
         // Below 6 would reintroduce the per-host queueing the contract forbids.

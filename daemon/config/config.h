@@ -48,6 +48,8 @@ struct DiscoverySettings
     Nanoseconds probeTimeout = std::chrono::seconds(5); // one probe's whole budget
 };
 
+inline constexpr int kMaxWorkers = 64;
+
 struct Config
 {
     ListenAddress listen; // default ":8080"
@@ -60,6 +62,7 @@ struct Config
     Nanoseconds shutdownGrace = std::chrono::seconds(10);
     QString upstreamTransport = QStringLiteral("qnam"); // qnam | socket
     int maxUpstreamConnections = 1024; // per backend origin; beyond this requests wait
+    int workers = 1;                   // event-loop threads sharing the listen port (SO_REUSEPORT)
     DiscoverySettings discovery;
     QList<Route> routes; // backends in config order, then each edition's routes in backend order
 };

@@ -175,8 +175,8 @@ void DiscoverySupervisor::onProbeFinished()
                        .arg(m_id, state.name, name);
             m_metrics.add(metric::modelChanges, {{QStringLiteral("model_id"), m_id}});
         }
-        state.name = name; // the one field discovery may write: a plain assignment on the
-                           // event-loop thread, so a request sees the old name or the new
+        state.name = name; // the one field discovery may write, in the daemon's own table:
+                           // workers see it in the snapshot published once this settles
         Q_EMIT nameChanged(m_index);
     }
     settle(ProbeResult::Ok, {});
@@ -199,6 +199,7 @@ void DiscoverySupervisor::settle(ProbeResult result, const QString &detail)
                    .arg(m_id, m_url, detail, keeping, formatGoDuration(wait));
     }
     m_nextProbe.start(ms(wait));
+    Q_EMIT probed(m_index);
 }
 
 } // namespace slp

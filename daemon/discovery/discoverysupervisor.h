@@ -37,6 +37,8 @@ public:
 Q_SIGNALS:
     // The route's upstream name changed (first discovery included).
     void nameChanged(qsizetype routeIndex);
+    // A probe settled: the route's discovery state (name, last probe) may have changed.
+    void probed(qsizetype routeIndex);
 
 private:
     void probe();

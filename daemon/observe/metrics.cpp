@@ -8,6 +8,7 @@ namespace slp {
 void MetricsRegistry::declare(const QString &name, Type type, const QString &help,
                               QList<double> buckets)
 {
+    const QMutexLocker lock(&m_mutex);
     Family &family = m_families[name];
     family.type = type;
     family.help = help;
@@ -43,18 +44,21 @@ MetricsRegistry::Series &MetricsRegistry::seriesFor(Family &family, const PromLa
 
 void MetricsRegistry::add(const QString &name, const PromLabels &labels, double delta)
 {
+    const QMutexLocker lock(&m_mutex);
     Q_ASSERT(m_families.contains(name));
     seriesFor(m_families[name], labels).value += delta;
 }
 
 void MetricsRegistry::set(const QString &name, const PromLabels &labels, double value)
 {
+    const QMutexLocker lock(&m_mutex);
     Q_ASSERT(m_families.contains(name));
     seriesFor(m_families[name], labels).value = value;
 }
 
 void MetricsRegistry::remove(const QString &name, const PromLabels &labels)
 {
+    const QMutexLocker lock(&m_mutex);
     auto it = m_families.find(name);
     if (it != m_families.end()) {
         it->series.remove(keyOf(labels));
@@ -63,6 +67,7 @@ void MetricsRegistry::remove(const QString &name, const PromLabels &labels)
 
 void MetricsRegistry::removeMatching(const QString &name, const PromLabels &match)
 {
+    const QMutexLocker lock(&m_mutex);
     auto it = m_families.find(name);
     if (it == m_families.end()) {
         return;
@@ -78,6 +83,7 @@ void MetricsRegistry::removeMatching(const QString &name, const PromLabels &matc
 
 void MetricsRegistry::observe(const QString &name, const PromLabels &labels, double value)
 {
+    const QMutexLocker lock(&m_mutex);
     Q_ASSERT(m_families.contains(name));
     Family &family = m_families[name];
     Series &series = seriesFor(family, labels);
@@ -93,6 +99,7 @@ void MetricsRegistry::observe(const QString &name, const PromLabels &labels, dou
 
 double MetricsRegistry::value(const QString &name, const PromLabels &labels) const
 {
+    const QMutexLocker lock(&m_mutex);
     const auto family = m_families.constFind(name);
     if (family == m_families.cend()) {
         return 0;
@@ -106,6 +113,7 @@ double MetricsRegistry::value(const QString &name, const PromLabels &labels) con
 
 QByteArray MetricsRegistry::render() const
 {
+    const QMutexLocker lock(&m_mutex);
     QByteArray out;
     out.reserve(4096);
     for (auto it = m_families.cbegin(); it != m_families.cend(); ++it) {
@@ -164,6 +172,9 @@ void declareSlpMetrics(MetricsRegistry &registry)
                      QStringLiteral("Open client connections."));
     registry.declare(metric::inflightRequests, T::Gauge,
                      QStringLiteral("Requests being forwarded right now."));
+    registry.declare(metric::acceptedConnections, T::Counter,
+                     QStringLiteral("Client connections accepted, by worker thread (the kernel "
+                                    "spreads them with SO_REUSEPORT)."));
 }
 
 } // namespace slp

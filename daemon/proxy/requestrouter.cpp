@@ -13,6 +13,7 @@
 
 #include <QUrlQuery>
 
+#include <atomic>
 #include <chrono>
 
 namespace slp {
@@ -40,9 +41,9 @@ QString scanError(const BodyScan &scan)
 }
 } // namespace
 
-RequestRouter::RequestRouter(const RouteTable *table, UpstreamTransport &transport,
+RequestRouter::RequestRouter(std::shared_ptr<const RouteTable> table, UpstreamTransport &transport,
                              MetricsRegistry &metrics, RouterOptions options)
-    : m_table(table), m_transport(transport), m_metrics(metrics), m_options(options)
+    : m_table(std::move(table)), m_transport(transport), m_metrics(metrics), m_options(options)
 {}
 
 void RequestRouter::answer(ResponseSlot *slot, const QByteArray &response)
@@ -164,8 +165,9 @@ void RequestRouter::forward(InboundRequest &request, ResponseSlot *slot)
     plan.requestId = newRequestId();
     if (headers.hasClientRequestId) {
         plan.clientIdForLog = QStringLiteral(" client=") + quoteForLog(headers.clientRequestId);
-        if (!m_loggedClientIdNotice) {
-            m_loggedClientIdNotice = true;
+        // Once per process, whichever worker thread sees the first one.
+        static std::atomic_bool loggedClientIdNotice{false};
+        if (!loggedClientIdNotice.exchange(true)) {
             qCInfo(lcProxy).noquote()
                 << QStringLiteral("[%1] ignoring inbound X-Request-Id %2: SLP always mints its "
                                   "own ids (an untrusted id buys no correlation across the hop); "

@@ -5,6 +5,8 @@
 #include <QByteArray>
 #include <QString>
 
+#include <memory>
+
 namespace slp {
 
 class MetricsRegistry;
@@ -35,10 +37,12 @@ struct RouterOptions
 class RequestRouter
 {
 public:
-    RequestRouter(const RouteTable *table, UpstreamTransport &transport, MetricsRegistry &metrics,
-                  RouterOptions options);
+    RequestRouter(std::shared_ptr<const RouteTable> table, UpstreamTransport &transport,
+                  MetricsRegistry &metrics, RouterOptions options);
 
-    void setTable(const RouteTable *table) { m_table = table; }
+    // A snapshot: the daemon publishes a new one after a reload or a discovery probe, and the
+    // requests already under way keep what they copied from the old one.
+    void setTable(std::shared_ptr<const RouteTable> table) { m_table = std::move(table); }
     void setOptions(const RouterOptions &options) { m_options = options; }
     void handle(InboundRequest request, ResponseSlot *slot);
 
@@ -48,11 +52,10 @@ private:
     void answerError(ResponseSlot *slot, int status, const QString &message,
                      const QByteArray &code = {}, const QString &param = {});
 
-    const RouteTable *m_table;
+    std::shared_ptr<const RouteTable> m_table;
     UpstreamTransport &m_transport;
     MetricsRegistry &m_metrics;
     RouterOptions m_options;
-    bool m_loggedClientIdNotice = false;
 };
 
 } // namespace slp

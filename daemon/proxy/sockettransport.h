@@ -25,7 +25,7 @@ struct SocketEndpoint
 };
 
 // `upstream_transport: socket`: a keep-alive pool of QTcpSockets (QSslSocket for https) per
-// upstream origin, living in the daemon's event-loop thread, and responses parsed with
+// upstream origin, living in its worker's event-loop thread, and responses parsed with
 // nodejs' http-parser. No connection cap that queues: a request takes the most recently idled
 // connection of its origin or dials a new one. Only Host and Content-Length are added to the
 // headers the core prepared; repeated headers stay apart both ways. See DECISIONS.md.

@@ -1,5 +1,7 @@
 #include "server/clientconnection.h"
 
+#include "server/connectionbudget.h"
+
 #include "server/directwrite.h"
 
 #include "observe/logging.h"
@@ -359,9 +361,14 @@ void ClientConnection::onDisconnected()
 }
 
 // ---------------------------------------------------------------------------------------------
-ClientListener::ClientListener(const ConnectionLimits &limits, int maxConnections, QObject *parent)
-    : QTcpServer(parent), m_limits(limits), m_maxConnections(maxConnections)
-{}
+ClientListener::ClientListener(const ConnectionLimits &limits, ConnectionBudget *budget,
+                               QObject *parent)
+    : QTcpServer(parent), m_limits(limits), m_budget(budget)
+{
+    // Queued: never from inside the destruction of the socket that gave its place back.
+    connect(m_budget, &ConnectionBudget::released, this, &ClientListener::admitParked,
+            Qt::QueuedConnection);
+}
 
 ClientListener::~ClientListener()
 {
@@ -372,7 +379,7 @@ ClientListener::~ClientListener()
 
 void ClientListener::incomingConnection(qintptr handle)
 {
-    if (m_open >= m_maxConnections) {
+    if (!m_budget->tryAcquire()) {
         // Past the cap (a burst accepted in one go by QTcpServer's accept loop): held unread,
         // as in the kernel's accept queue. Bounded like that queue; beyond it, refused.
         if (m_parked.size() >= kMaxParked) {
@@ -388,9 +395,11 @@ void ClientListener::incomingConnection(qintptr handle)
 
 void ClientListener::adopt(qintptr handle)
 {
+    // Holds a place in the budget (taken by the caller) until the socket is gone.
     auto *socket = new QTcpSocket(this); // QtHttpServer deletes it when the client leaves
     if (!socket->setSocketDescriptor(handle)) {
         delete socket;
+        m_budget->release();
         return;
     }
     socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
@@ -401,13 +410,14 @@ void ClientListener::adopt(qintptr handle)
     connect(socket, &QObject::destroyed, this, [this] {
         --m_open;
         Q_EMIT connectionCountChanged(m_open);
+        m_budget->release();
         if (!isListening()) {
             return; // shutting down: nothing more is admitted
         }
         // Queued: not from inside the socket's destruction.
         QMetaObject::invokeMethod(this, &ClientListener::admitParked, Qt::QueuedConnection);
     });
-    if (m_open >= m_maxConnections) {
+    if (!m_budget->hasRoom()) {
         pauseAccepting(); // the rest wait in the kernel's accept queue
     }
     addPendingConnection(socket); // QtHttpServer picks it up (pendingConnectionAvailable)
@@ -426,10 +436,13 @@ void ClientListener::beginShutdown()
 
 void ClientListener::admitParked()
 {
-    while (m_open < m_maxConnections && !m_parked.isEmpty()) {
+    if (!isListening()) {
+        return; // shut down: the parked connections are closed already
+    }
+    while (!m_parked.isEmpty() && m_budget->tryAcquire()) {
         adopt(m_parked.takeFirst());
     }
-    if (m_open < m_maxConnections && m_parked.isEmpty() && isListening()) {
+    if (m_parked.isEmpty() && m_budget->hasRoom()) {
         resumeAccepting();
     }
 }

@@ -134,14 +134,18 @@ private:
     QTimer m_bodyTimer;
 };
 
+class ConnectionBudget;
+
 // Accepts client connections: TCP_NODELAY on each (QtHttpServer sets none, and Nagle plus
 // delayed ACK stalls small writes 40 ms), a ClientConnection attached before QtHttpServer
-// connects its own handlers, and a cap past which new connections wait in the accept queue.
+// connects its own handlers, and a cap (the budget every worker's listener shares) past which
+// new connections wait in the accept queue.
 class ClientListener : public QTcpServer
 {
     Q_OBJECT
 public:
-    ClientListener(const ConnectionLimits &limits, int maxConnections, QObject *parent = nullptr);
+    ClientListener(const ConnectionLimits &limits, ConnectionBudget *budget,
+                   QObject *parent = nullptr);
     ~ClientListener() override;
     void setLimits(const ConnectionLimits &limits) { m_limits = limits; }
     // Stops accepting, drops the parked connections, and lets every open connection finish
@@ -160,12 +164,12 @@ private:
     void admitParked();
 
     ConnectionLimits m_limits;
-    int m_maxConnections;
+    ConnectionBudget *m_budget; // the daemon's; outlives every listener
     int m_open = 0;
     // Accepted past the cap, not read: QTcpServer's accept loop keeps calling accept() after
     // pauseAccepting() until the kernel queue is empty, so a burst lands here beyond
     // max_connections. They wait here as they would have in the kernel's queue and are
-    // adopted one per closed connection.
+    // adopted as connections close (on any worker).
     QList<qintptr> m_parked;
     static constexpr qsizetype kMaxParked = 4096; // the listen backlog slp asks for
 };

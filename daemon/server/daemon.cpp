@@ -2,12 +2,10 @@
 
 #include "discovery/discoverysupervisor.h"
 #include "observe/logging.h"
-#include "proxy/qnamtransport.h"
-#include "proxy/requestrouter.h"
 #include "proxy/routetable.h"
-#include "proxy/sockettransport.h"
-#include "server/clientconnection.h"
-#include "server/httpfront.h"
+#include "server/connectionbudget.h"
+#include "server/servingworker.h"
+#include "server/sharedport.h"
 #include "server/signalwatcher.h"
 
 #include <QCoreApplication>
@@ -16,6 +14,7 @@
 #include <QNetworkAccessManager>
 #include <QNetworkProxy>
 #include <QProcess>
+#include <QThread>
 #include <QTimer>
 
 namespace slp {
@@ -35,6 +34,12 @@ ConnectionLimits limitsOf(const Config &config)
     limits.idleTimeout = toMs(config.idleTimeout);
     return limits;
 }
+
+// One worker's share of a per-process limit, never below one.
+int shareOf(int total, int workers)
+{
+    return std::max(1, int((qint64(total) + workers - 1) / workers));
+}
 } // namespace
 
 Daemon::Daemon(Config config, QString configPath, ConfigLoader loader, QObject *parent)
@@ -43,20 +48,7 @@ Daemon::Daemon(Config config, QString configPath, ConfigLoader loader, QObject *
 {
     declareSlpMetrics(m_metrics);
     m_table = std::make_unique<RouteTable>(m_config);
-    if (m_config.upstreamTransport == QLatin1String("socket")) {
-        m_transport = std::make_unique<SocketTransport>(m_config.maxUpstreamConnections);
-    } else {
-        m_transport = std::make_unique<QnamTransport>(m_config.maxUpstreamConnections);
-    }
-    RouterOptions options;
-    options.logRequests = m_config.logRequests;
-    options.maxBodyBytes = m_config.maxBodyBytes;
-    options.startedAt = m_startedAt;
-    m_router = std::make_unique<RequestRouter>(m_table.get(), *m_transport, m_metrics, options);
-    m_front =
-        new HttpFront([this](InboundRequest request,
-                             ResponseSlot *slot) { m_router->handle(std::move(request), slot); },
-                      this);
+    m_budget = std::make_unique<ConnectionBudget>(m_config.maxConnections);
     m_signals = new SignalWatcher(this);
     connect(m_signals, &SignalWatcher::terminateRequested, this, &Daemon::beginShutdown);
     connect(m_signals, &SignalWatcher::reloadRequested, this, &Daemon::reload);
@@ -65,10 +57,58 @@ Daemon::Daemon(Config config, QString configPath, ConfigLoader loader, QObject *
 
 Daemon::~Daemon()
 {
-    // The front (and with it every connection and exchange) goes before the transport the
-    // exchanges point into.
-    delete m_front;
-    m_front = nullptr;
+    stopWorkers();
+}
+
+WorkerSettings Daemon::workerSettings() const
+{
+    WorkerSettings settings;
+    const int workers = m_config.workers;
+    settings.transport = m_config.upstreamTransport;
+    // Each worker has pools of its own: the per-origin limit is split between them.
+    settings.maxUpstreamConnections = shareOf(m_config.maxUpstreamConnections, workers);
+    settings.limits = limitsOf(m_config);
+    settings.options.logRequests = m_config.logRequests;
+    settings.options.maxBodyBytes = m_config.maxBodyBytes;
+    settings.options.startedAt = m_startedAt;
+    return settings;
+}
+
+void Daemon::stopWorkers()
+{
+    for (QThread *thread : std::as_const(m_threads)) {
+        thread->quit(); // its worker is deleted on that thread as it finishes
+    }
+    for (QThread *thread : std::exchange(m_threads, {})) {
+        thread->wait();
+        delete thread;
+    }
+    if (!m_workers.isEmpty()) {
+        delete m_workers.first();
+    }
+    m_workers.clear();
+}
+
+void Daemon::onEveryWorker(const std::function<void(ServingWorker *)> &call)
+{
+    // Blocking: once this returns every worker has applied the call, so a log line written
+    // after it ("reload: ...") is true on every thread. Workers never wait on this thread.
+    for (ServingWorker *worker : std::as_const(m_workers)) {
+        if (worker->thread() == thread()) {
+            call(worker);
+        } else {
+            QMetaObject::invokeMethod(
+                worker, [&call, worker] { call(worker); }, Qt::BlockingQueuedConnection);
+        }
+    }
+}
+
+void Daemon::publishTable()
+{
+    // The copy shares Qt's implicitly shared data with m_table: cheap, and safe to read on
+    // other threads while discovery writes m_table (a write detaches m_table's own copy).
+    const std::shared_ptr<const RouteTable> snapshot = std::make_shared<const RouteTable>(*m_table);
+    onEveryWorker([&snapshot](ServingWorker *worker) { worker->setTable(snapshot); });
 }
 
 void Daemon::logRouteDump(const QString &headline) const
@@ -89,31 +129,48 @@ bool Daemon::start(QString *error)
                      .arg(QStringLiteral(SLP_VERSION))
                      .arg(m_config.routes.size())
                      .arg(m_configPath));
-    auto *listener = new ClientListener(limitsOf(m_config), m_config.maxConnections, this);
-    // Qt's default backlog of 50 drops SYNs in a burst of new clients (a 1 s retry each).
-    listener->setListenBacklogSize(4096);
-    if (!listener->listen(m_config.listen.host, m_config.listen.port)) {
-        *error = QStringLiteral("cannot listen on %1: %2")
-                     .arg(m_config.listen.text, listener->errorString());
-        delete listener;
+    const int workers = m_config.workers;
+    const bool sharePort = workers > 1;
+    QString failure;
+    if (sharePort && !portIsFree(m_config.listen.host, m_config.listen.port, &failure)) {
+        *error = QStringLiteral("cannot listen on %1: %2").arg(m_config.listen.text, failure);
         return false;
     }
-    connect(listener, &ClientListener::connectionCountChanged, this,
-            [this](int open) { m_metrics.set(metric::clientConnections, {}, open); });
-    // Requests refused before their body was read (413, 400, 408, ...) carry no model id.
-    connect(listener, &ClientListener::requestRejected, this, [this](int status) {
-        m_metrics.add(metric::requestsTotal,
-                      {{QStringLiteral("model_id"), QStringLiteral("unknown")},
-                       {QStringLiteral("code"), QString::number(status)}});
-    });
-    m_front->bind(listener);
-    m_listener = listener;
-    QString host = listener->serverAddress().toString();
-    if (listener->serverAddress().protocol() == QAbstractSocket::IPv6Protocol) {
+    ListenAddress address = m_config.listen;
+    const std::shared_ptr<const RouteTable> snapshot = std::make_shared<const RouteTable>(*m_table);
+    for (int i = 0; i < workers; ++i) {
+        auto *worker = new ServingWorker(i, workerSettings(), snapshot, m_metrics, *m_budget);
+        m_workers.append(worker); // owned: deleted in stopWorkers()
+        bool listening = false;
+        if (i == 0) {
+            listening = worker->start(address, sharePort, &failure);
+            address.port = worker->serverPort(); // the rest join the port the OS picked
+        } else {
+            auto *thread = new QThread; // owned: deleted in stopWorkers()
+            thread->setObjectName(QStringLiteral("slp-worker-%1").arg(i)); // the OS thread name
+            m_threads.append(thread);
+            worker->moveToThread(thread);
+            connect(thread, &QThread::finished, worker, &QObject::deleteLater);
+            thread->start();
+            QMetaObject::invokeMethod(
+                worker, [&] { listening = worker->start(address, sharePort, &failure); },
+                Qt::BlockingQueuedConnection);
+        }
+        if (!listening) {
+            *error = QStringLiteral("cannot listen on %1: %2").arg(m_config.listen.text, failure);
+            return false; // ~Daemon stops the workers already started
+        }
+    }
+    const QHostAddress bound = m_workers.first()->serverAddress();
+    QString host = bound.toString();
+    if (bound.protocol() == QAbstractSocket::IPv6Protocol) {
         host = QLatin1Char('[') + host + QLatin1Char(']');
     }
-    qCInfo(lcServer).noquote()
-        << QStringLiteral("listening on %1:%2").arg(host).arg(listener->serverPort());
+    if (sharePort) {
+        qCInfo(lcServer).noquote()
+            << QStringLiteral("%1 worker threads share the port (SO_REUSEPORT)").arg(workers);
+    }
+    qCInfo(lcServer).noquote() << QStringLiteral("listening on %1:%2").arg(host).arg(address.port);
     startDiscovery();
     return true;
 }
@@ -139,6 +196,7 @@ void Daemon::startSupervisor(qsizetype routeIndex)
     auto *supervisor = new DiscoverySupervisor(m_table.get(), routeIndex, m_config.discovery,
                                                m_discoveryNetwork, m_metrics, this);
     connect(supervisor, &DiscoverySupervisor::nameChanged, this, &Daemon::refreshModelInfo);
+    connect(supervisor, &DiscoverySupervisor::probed, this, &Daemon::publishTable);
     m_supervisors.append(supervisor);
     supervisor->start();
 }
@@ -226,6 +284,11 @@ void Daemon::applyReload()
         next.maxUpstreamConnections = m_config.maxUpstreamConnections;
         next.upstreamTransport = m_config.upstreamTransport;
     }
+    if (next.workers != m_config.workers || next.maxConnections != m_config.maxConnections) {
+        qCWarning(lcConfig) << "reload: workers and max_connections change on restart only";
+        next.workers = m_config.workers;
+        next.maxConnections = m_config.maxConnections;
+    }
 
     auto table = std::make_unique<RouteTable>(next);
     // Backends whose id, url and discovery settings are unchanged keep their supervisor and
@@ -258,15 +321,9 @@ void Daemon::applyReload()
     // flight carries its own copy of what it needs from its route.
     m_config = std::move(next);
     m_table = std::move(table);
-    m_router->setTable(m_table.get());
-    RouterOptions options;
-    options.logRequests = m_config.logRequests;
-    options.maxBodyBytes = m_config.maxBodyBytes;
-    options.startedAt = m_startedAt;
-    m_router->setOptions(options);
-    if (m_listener) {
-        m_listener->setLimits(limitsOf(m_config)); // new connections get the new limits
-    }
+    publishTable();
+    const WorkerSettings settings = workerSettings();
+    onEveryWorker([&settings](ServingWorker *worker) { worker->applySettings(settings); });
     if (m_discoveryNetwork) {
         for (qsizetype i = 0; i < m_table->size(); ++i) {
             if (m_table->route(i).nameSource == NameSource::Discover && !supervised[i]) {
@@ -303,11 +360,9 @@ void Daemon::beginShutdown(int signal)
         return;
     }
     m_draining = true;
-    if (m_listener) {
-        // Stop accepting (the kernel refuses new connections) and close kept-alive connections
-        // once they owe nothing: a proxy in front must not keep sending new requests here.
-        m_listener->beginShutdown();
-    }
+    // Stop accepting (the kernel refuses new connections) and close kept-alive connections
+    // once they owe nothing: a proxy in front must not keep sending new requests here.
+    onEveryWorker([](ServingWorker *worker) { worker->beginShutdown(); });
     qCInfo(lcServer).noquote() << QStringLiteral(
                                       "signal %1: draining in-flight requests for up to %2")
                                       .arg(signal)

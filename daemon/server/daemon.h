@@ -12,19 +12,19 @@
 
 class QNetworkAccessManager;
 class QProcess;
+class QThread;
 
 namespace slp {
 
-class ClientListener;
+class ConnectionBudget;
 class DiscoverySupervisor;
-class HttpFront;
-class UpstreamTransport;
-class RequestRouter;
 class RouteTable;
+class ServingWorker;
 class SignalWatcher;
+struct WorkerSettings;
 
-// The running daemon: owns the route table, metrics, the upstream transport, the front and
-// the listener, and turns signals into drain-and-exit.
+// The running daemon: owns the route table, discovery, metrics and the serving workers (one
+// on this thread, `workers: N` in all), and turns signals into reload or drain-and-exit.
 class Daemon : public QObject
 {
     Q_OBJECT
@@ -55,6 +55,12 @@ private:
     void startSupervisor(qsizetype routeIndex);
     void logRouteDump(const QString &headline) const;
     void refreshModelInfo();
+    // Hands every worker a copy of the table as it is now (after a reload or a probe).
+    void publishTable();
+    // Runs `call` on each worker's own thread, in turn, and returns once all have run it.
+    void onEveryWorker(const std::function<void(ServingWorker *)> &call);
+    WorkerSettings workerSettings() const;
+    void stopWorkers();
 
     Config m_config;
     QString m_configPath;
@@ -62,11 +68,12 @@ private:
     QProcess *m_reloadCheck = nullptr; // Qt child while a reload is being checked
     qint64 m_startedAt = 0;
     MetricsRegistry m_metrics;
-    std::unique_ptr<RouteTable> m_table;
-    std::unique_ptr<UpstreamTransport> m_transport; // a QnamTransport or SocketTransport
-    std::unique_ptr<RequestRouter> m_router;
-    HttpFront *m_front = nullptr;                        // Qt child
-    QPointer<ClientListener> m_listener;                 // owned by m_front after bind()
+    std::unique_ptr<RouteTable> m_table;        // discovery writes here; workers get copies
+    std::unique_ptr<ConnectionBudget> m_budget; // max_connections, shared by every listener
+    // m_workers[0] runs on this thread; m_workers[i] on m_threads[i - 1], deleted there when
+    // that thread finishes. All are stopped in stopWorkers(), before m_metrics goes.
+    QList<ServingWorker *> m_workers;
+    QList<QThread *> m_threads;
     SignalWatcher *m_signals = nullptr;                  // Qt child
     QNetworkAccessManager *m_discoveryNetwork = nullptr; // Qt child
     QList<DiscoverySupervisor *> m_supervisors;          // Qt children

@@ -78,9 +78,17 @@ QString SlpDaemon::withTestTransport(const QString &configYaml)
     // names its transport keeps it.
     static const QRegularExpression named(QStringLiteral("^upstream_transport\\s*:"),
                                           QRegularExpression::MultilineOption);
-    if (qEnvironmentVariableIsEmpty("SLP_TEST_TRANSPORT") || configYaml.contains(named))
-        return configYaml;
-    return QStringLiteral("upstream_transport: %1\n").arg(transport()) + configYaml;
+    static const QRegularExpression namedWorkers(QStringLiteral("^workers\\s*:"),
+                                                 QRegularExpression::MultilineOption);
+    QString yaml = configYaml;
+    if (!qEnvironmentVariableIsEmpty("SLP_TEST_TRANSPORT") && !configYaml.contains(named))
+        yaml.prepend(QStringLiteral("upstream_transport: %1\n").arg(transport()));
+    // ... and once more with worker threads (SLP_TEST_WORKERS), for the suites whose requests
+    // land on whichever thread the kernel picks.
+    const QString workers = qEnvironmentVariable("SLP_TEST_WORKERS");
+    if (!workers.isEmpty() && !configYaml.contains(namedWorkers))
+        yaml.prepend(QStringLiteral("workers: %1\n").arg(workers));
+    return yaml;
 }
 
 bool SlpDaemon::reload()

@@ -18,7 +18,7 @@ public:
     static QString binary();
     // The upstream transport the suite runs against: $SLP_TEST_TRANSPORT, default "qnam".
     // Configs written through this class get `upstream_transport:` set to it unless they
-    // name one themselves.
+    // name one themselves; likewise `workers:` from $SLP_TEST_WORKERS.
     static QString transport();
     static QString withTestTransport(const QString &configYaml);
 

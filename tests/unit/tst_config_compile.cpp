@@ -159,6 +159,7 @@ void TestConfigCompile::slpExampleFile()
     QCOMPARE(c.shutdownGrace, d.shutdownGrace);
     QCOMPARE(c.upstreamTransport, d.upstreamTransport);
     QCOMPARE(c.maxUpstreamConnections, d.maxUpstreamConnections);
+    QCOMPARE(c.workers, d.workers);
     QCOMPARE(c.discovery.backoffInitial, d.discovery.backoffInitial);
     QCOMPARE(c.discovery.backoffMax, d.discovery.backoffMax);
     QCOMPARE(c.discovery.recheck, d.discovery.recheck);
@@ -183,6 +184,7 @@ void TestConfigCompile::defaults()
     QCOMPARE(c.shutdownGrace, 10s);
     QCOMPARE(c.upstreamTransport, QStringLiteral("qnam"));
     QCOMPARE(c.maxUpstreamConnections, 1024);
+    QCOMPARE(c.workers, 1);
     QCOMPARE(c.discovery.backoffInitial, 1s);
     QCOMPARE(c.discovery.backoffMax, 30s);
     QCOMPARE(c.discovery.recheck, 5min);
@@ -213,6 +215,7 @@ max_connections: 5
 shutdown_grace: 0s
 upstream_transport: socket
 max_upstream_connections: 6
+workers: 2
 discovery:
   backoff_initial: 300ms
   backoff_max: 2s
@@ -232,6 +235,7 @@ backends:
     QCOMPARE(c.shutdownGrace, 0s);
     QCOMPARE(c.upstreamTransport, QStringLiteral("socket"));
     QCOMPARE(c.maxUpstreamConnections, 6);
+    QCOMPARE(c.workers, 2);
     QCOMPARE(slp::formatGoDuration(c.discovery.backoffInitial), QStringLiteral("300ms"));
     QCOMPARE(c.discovery.backoffMax, 2s);
     QCOMPARE(slp::formatGoDuration(c.discovery.recheck), QStringLiteral("1h30m0s"));

@@ -235,6 +235,15 @@ void TestConfigErrors::rejects_data()
     QTest::newRow("upstream_transport other") << kOk + "upstream_transport: curl\n"
                                               << 4 << "unknown transport"
                                               << "qnam or socket";
+    QTest::newRow("workers zero") << kOk + "workers: 0\n"
+                                  << 4 << "workers: 0 is out of range (1 to 64)"
+                                  << "number of cores";
+    QTest::newRow("workers too many") << kOk + "workers: 1000\n"
+                                      << 4 << "out of range (1 to 64)"
+                                      << "number of cores";
+    QTest::newRow("workers not a number") << kOk + "workers: auto\n"
+                                          << 4 << "workers: \"auto\" is not a whole number"
+                                          << "write a number";
 
     // listen
     QTest::newRow("listen port only") << kOk + "listen: 8080\n"

@@ -4,6 +4,10 @@
 
 #include <QTest>
 
+#include <atomic>
+#include <thread>
+#include <vector>
+
 using slp::MetricsRegistry;
 using slp::PromLabels;
 using slp::PromParseResult;
@@ -49,6 +53,7 @@ private slots:
     void valueLookup();
     void declaredFamiliesWithoutSeries();
     void slpFamiliesHaveHelpAndType();
+    void concurrentUpdatesFromWorkerThreads();
 };
 
 void TestMetrics::countersAndGaugesRoundTrip()
@@ -267,6 +272,55 @@ void TestMetrics::slpFamiliesHaveHelpAndType()
     QCOMPARE(sample(p, "slp_upstream_latency_seconds_bucket", {{"le", "0.5"}}), 1.0);
     QCOMPARE(sample(p, "slp_upstream_latency_seconds_bucket", {{"le", "0.25"}}), 0.0);
     QCOMPARE(sample(p, "slp_upstream_model_info", {{"upstream_model", "M-1"}}), 1.0);
+}
+
+// `workers: N` has N threads updating the one registry while /metrics renders it: no update
+// may be lost and no render may see a torn map (without the lock this crashes or loses counts).
+void TestMetrics::concurrentUpdatesFromWorkerThreads()
+{
+    MetricsRegistry registry;
+    slp::declareSlpMetrics(registry);
+    constexpr int kThreads = 4;
+    constexpr int kPerThread = 20000;
+    std::vector<std::thread> threads;
+    std::atomic_int renders{0};
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&registry, t] {
+            const PromLabels mine = {{QStringLiteral("model_id"), QStringLiteral("m%1").arg(t)},
+                                     {QStringLiteral("code"), QStringLiteral("200")}};
+            const PromLabels shared = {{QStringLiteral("model_id"), QStringLiteral("all")},
+                                       {QStringLiteral("code"), QStringLiteral("200")}};
+            for (int i = 0; i < kPerThread; ++i) {
+                registry.add(slp::metric::requestsTotal, mine);
+                registry.add(slp::metric::requestsTotal, shared);
+                registry.add(slp::metric::inflightRequests, {}, 1);
+                registry.observe(slp::metric::upstreamLatency,
+                                 {{QStringLiteral("model_id"), QStringLiteral("all")}}, 0.001);
+                registry.add(slp::metric::inflightRequests, {}, -1);
+            }
+        });
+    }
+    threads.emplace_back([&registry, &renders] {
+        for (int i = 0; i < 200; ++i) {
+            if (slp::parsePromText(registry.render()).error.isEmpty())
+                ++renders;
+        }
+    });
+    for (std::thread &thread : threads)
+        thread.join();
+
+    QCOMPARE(renders.load(), 200);
+    const PromParseResult p = roundTrip(registry);
+    for (int t = 0; t < kThreads; ++t) {
+        QCOMPARE(sample(p, "slp_requests_total",
+                        {{"model_id", QStringLiteral("m%1").arg(t)}, {"code", "200"}}),
+                 double(kPerThread));
+    }
+    QCOMPARE(sample(p, "slp_requests_total", {{"model_id", "all"}, {"code", "200"}}),
+             double(kThreads * kPerThread));
+    QCOMPARE(sample(p, "slp_upstream_latency_seconds_count", {{"model_id", "all"}}),
+             double(kThreads * kPerThread));
+    QCOMPARE(sample(p, "slp_inflight_requests"), 0.0);
 }
 
 QTEST_APPLESS_MAIN(TestMetrics)

@@ -1,0 +1,131 @@
+#include "server/servingworker.h"
+
+#include "observe/metrics.h"
+#include "proxy/qnamtransport.h"
+#include "proxy/routetable.h"
+#include "proxy/sockettransport.h"
+#include "server/httpfront.h"
+#include "server/sharedport.h"
+
+#include <unistd.h>
+
+namespace slp {
+
+namespace {
+// Qt's default backlog of 50 drops SYNs in a burst of new clients (a 1 s retry each).
+constexpr int kListenBacklog = 4096;
+} // namespace
+
+ServingWorker::ServingWorker(int index, WorkerSettings settings,
+                             std::shared_ptr<const RouteTable> table, MetricsRegistry &metrics,
+                             ConnectionBudget &budget)
+    : m_index(index), m_settings(std::move(settings)), m_table(std::move(table)),
+      m_metrics(metrics), m_budget(budget)
+{}
+
+ServingWorker::~ServingWorker()
+{
+    // The front (and with it every connection and exchange) goes before the transport the
+    // exchanges point into.
+    delete m_front;
+    m_front = nullptr;
+    if (m_open != 0) {
+        m_metrics.add(metric::clientConnections, {}, -m_open);
+    }
+}
+
+bool ServingWorker::start(const ListenAddress &address, bool sharePort, QString *error)
+{
+    if (m_settings.transport == QLatin1String("socket")) {
+        m_transport = std::make_unique<SocketTransport>(m_settings.maxUpstreamConnections);
+    } else {
+        m_transport = std::make_unique<QnamTransport>(m_settings.maxUpstreamConnections);
+    }
+    m_router =
+        std::make_unique<RequestRouter>(m_table, *m_transport, m_metrics, m_settings.options);
+    m_front =
+        new HttpFront([this](InboundRequest request,
+                             ResponseSlot *slot) { m_router->handle(std::move(request), slot); },
+                      this);
+
+    auto *listener = new ClientListener(m_settings.limits, &m_budget, this);
+    bool listening = false;
+    if (sharePort) {
+        const int fd = openSharedListenSocket(address.host, address.port, kListenBacklog, error);
+        listening = fd >= 0 && listener->setSocketDescriptor(fd);
+        if (fd >= 0 && !listening) {
+            *error = listener->errorString();
+            ::close(fd);
+        }
+    } else {
+        listener->setListenBacklogSize(kListenBacklog);
+        listening = listener->listen(address.host, address.port);
+        if (!listening) {
+            *error = listener->errorString();
+        }
+    }
+    if (!listening) {
+        delete listener;
+        return false;
+    }
+    connect(listener, &ClientListener::connectionCountChanged, this,
+            &ServingWorker::onConnectionCountChanged);
+    // Requests refused before their body was read (413, 400, 408, ...) carry no model id.
+    connect(listener, &ClientListener::requestRejected, this, [this](int status) {
+        m_metrics.add(metric::requestsTotal,
+                      {{QStringLiteral("model_id"), QStringLiteral("unknown")},
+                       {QStringLiteral("code"), QString::number(status)}});
+    });
+    m_front->bind(listener);
+    m_listener = listener;
+    return true;
+}
+
+QHostAddress ServingWorker::serverAddress() const
+{
+    return m_listener ? m_listener->serverAddress() : QHostAddress();
+}
+
+quint16 ServingWorker::serverPort() const
+{
+    return m_listener ? m_listener->serverPort() : 0;
+}
+
+void ServingWorker::onConnectionCountChanged(int open)
+{
+    // The gauge is the sum over workers: each adds the change in its own count.
+    m_metrics.add(metric::clientConnections, {}, open - m_open);
+    m_metrics.add(metric::acceptedConnections,
+                  {{QStringLiteral("worker"), QString::number(m_index)}},
+                  open > m_open ? open - m_open : 0);
+    m_open = open;
+}
+
+void ServingWorker::setTable(std::shared_ptr<const RouteTable> table)
+{
+    m_table = std::move(table);
+    if (m_router) {
+        m_router->setTable(m_table);
+    }
+}
+
+void ServingWorker::applySettings(const WorkerSettings &settings)
+{
+    m_settings.limits = settings.limits;
+    m_settings.options = settings.options;
+    if (m_router) {
+        m_router->setOptions(m_settings.options);
+    }
+    if (m_listener) {
+        m_listener->setLimits(m_settings.limits);
+    }
+}
+
+void ServingWorker::beginShutdown()
+{
+    if (m_listener) {
+        m_listener->beginShutdown();
+    }
+}
+
+} // namespace slp

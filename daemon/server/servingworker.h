@@ -1,0 +1,69 @@
+#pragma once
+
+#include "config/listenaddress.h"
+#include "proxy/requestrouter.h"
+#include "server/clientconnection.h"
+
+#include <QObject>
+#include <QPointer>
+
+#include <memory>
+
+namespace slp {
+
+class ConnectionBudget;
+class HttpFront;
+class MetricsRegistry;
+class RouteTable;
+class UpstreamTransport;
+
+// What one worker needs from the config; the daemon computes each worker's share.
+struct WorkerSettings
+{
+    QString transport = QStringLiteral("qnam"); // qnam | socket
+    int maxUpstreamConnections = 1024;          // this worker's share, per origin
+    ConnectionLimits limits;
+    RouterOptions options;
+};
+
+// One event loop's share of the serving: a listener on the daemon's port, the QtHttpServer
+// front, the request router and an upstream transport with pools of its own. The daemon runs
+// one on its own thread and, with `workers: N`, N-1 more on threads of their own. Nothing in a
+// worker is touched from another thread except through queued calls; the metrics registry
+// and the connection budget, both thread-safe, are all the workers share.
+class ServingWorker : public QObject
+{
+    Q_OBJECT
+public:
+    ServingWorker(int index, WorkerSettings settings, std::shared_ptr<const RouteTable> table,
+                  MetricsRegistry &metrics, ConnectionBudget &budget);
+    ~ServingWorker() override;
+
+    // Builds the transport, router and front, and listens; call on the worker's own thread.
+    // `sharePort`: a SO_REUSEPORT listener, so the other workers can bind the same port.
+    bool start(const ListenAddress &address, bool sharePort, QString *error);
+    QHostAddress serverAddress() const;
+    quint16 serverPort() const;
+
+    void setTable(std::shared_ptr<const RouteTable> table);
+    // Reload: new connections get the new limits, new requests the new options.
+    void applySettings(const WorkerSettings &settings);
+    // Stops accepting and closes each connection once it owes nothing.
+    void beginShutdown();
+
+private:
+    void onConnectionCountChanged(int open);
+
+    int m_index;
+    WorkerSettings m_settings;
+    std::shared_ptr<const RouteTable> m_table;
+    MetricsRegistry &m_metrics;
+    ConnectionBudget &m_budget;
+    std::unique_ptr<UpstreamTransport> m_transport; // a QnamTransport or SocketTransport
+    std::unique_ptr<RequestRouter> m_router;
+    HttpFront *m_front = nullptr;        // Qt child
+    QPointer<ClientListener> m_listener; // owned by m_front after bind()
+    int m_open = 0;                      // this worker's share of slp_client_connections
+};
+
+} // namespace slp
