@@ -14,7 +14,7 @@
 # CONNECTIONS (wrk's -c, 16), BODY_BYTES (pad the request body to about this size: the large
 # body path; default the 300-byte chat request), EVENTS (stream: the mock upstream answers
 # each request with this many SSE events, EVENT_INTERVAL_MS apart (default 0: back to back),
-# and figures are per event).
+# and figures are per event), WORKERS (slp's `workers:`, 1).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 tool="${1:-callgrind}"
@@ -25,6 +25,7 @@ connections="${CONNECTIONS:-16}"
 body_bytes="${BODY_BYTES:-0}"
 events="${EVENTS:-0}"
 event_interval="${EVENT_INTERVAL_MS:-0}"
+workers="${WORKERS:-1}"
 case "$tool" in callgrind | strace | perf) ;; *) sed -n '2,13p' "$0"; exit 2 ;; esac
 case "$transport" in qnam | socket) ;; *) echo "profile: qnam or socket" >&2; exit 2 ;; esac
 
@@ -99,6 +100,7 @@ slp_port="$(free_port)"
 cat >"$tmp/slp.yaml" <<EOF
 listen: "127.0.0.1:$slp_port"
 upstream_transport: $transport
+workers: $workers
 backends:
   - name: static
     url: http://127.0.0.1:$upstream_port
@@ -157,7 +159,10 @@ if [ "$events" -gt 0 ]; then
     requests=$((requests * (events + 1))) # the figures below are per SSE event ([DONE] included)
     echo "profile: $requests SSE events; figures below are per event"
 fi
-kill -INT "$slp_pid"
+# SIGINT to slp itself: under strace or perf it is the runner's child, and a runner does not
+# always pass the signal on.
+target="$(pgrep -P "$slp_pid" -x slp || true)"
+kill -INT "${target:-$slp_pid}"
 wait "$slp_pid" 2>/dev/null || true
 
 case "$tool" in
