@@ -2,6 +2,7 @@
 #include "config/config.h"
 #include "observe/logging.h"
 #include "server/daemon.h"
+#include "server/epolldispatcher.h"
 
 #include <QCoreApplication>
 #include <QTimer>
@@ -45,6 +46,10 @@ void keepLargeBuffersOnTheHeap()
 
 int main(int argc, char *argv[])
 {
+    // Before the application exists: its thread's dispatcher is made with it.
+    if (QAbstractEventDispatcher *dispatcher = createEventDispatcher()) {
+        QCoreApplication::setEventDispatcher(dispatcher); // owned by Qt from here
+    }
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("slp"));
     QCoreApplication::setApplicationVersion(QStringLiteral(SLP_VERSION));

@@ -4,6 +4,7 @@
 #include "observe/logging.h"
 #include "proxy/routetable.h"
 #include "server/connectionbudget.h"
+#include "server/epolldispatcher.h"
 #include "server/servingworker.h"
 #include "server/sharedport.h"
 #include "server/signalwatcher.h"
@@ -148,6 +149,9 @@ bool Daemon::start(QString *error)
         } else {
             auto *thread = new QThread; // owned: deleted in stopWorkers()
             thread->setObjectName(QStringLiteral("slp-worker-%1").arg(i)); // the OS thread name
+            if (QAbstractEventDispatcher *dispatcher = createEventDispatcher()) {
+                thread->setEventDispatcher(dispatcher); // owned by the thread from here
+            }
             m_threads.append(thread);
             worker->moveToThread(thread);
             connect(thread, &QThread::finished, worker, &QObject::deleteLater);
