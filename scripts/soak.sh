@@ -11,13 +11,15 @@
 #                                            memory errors fail the run)
 #   scripts/soak.sh --minutes 1 --asan       the ASan/LSan build (scripts/test-asan.sh's dir)
 #
-# Options: --workers N, --build DIR (a configured build dir; default $SLP_BUILD_DIR or build/),
-#          --transport qnam|socket (upstream_transport; default qnam).
+# Options: --workers N (client workers), --build DIR (a configured build dir; default
+#          $SLP_BUILD_DIR or build/), --transport qnam|socket (upstream_transport; default qnam),
+#          --slp-workers N (slp's own `workers:`; default 1).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 minutes=10
 workers=6
 transport=qnam
+slp_workers=1
 mode=plain
 build="${SLP_BUILD_DIR:-$here/build}"
 while [ $# -gt 0 ]; do
@@ -25,10 +27,11 @@ while [ $# -gt 0 ]; do
     --minutes) minutes="$2"; shift 2 ;;
     --workers) workers="$2"; shift 2 ;;
     --transport) transport="$2"; shift 2 ;;
+    --slp-workers) slp_workers="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --valgrind) mode=valgrind; shift ;;
     --asan) mode=asan; build="${SLP_ASAN_BUILD_DIR:-$here/build-asan}"; shift ;;
-    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "soak: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -64,6 +67,7 @@ write_config() { # $1: a timeout that alternates between reloads
     cat >"$work/slp.yaml" <<YAML
 listen: "127.0.0.1:0"
 upstream_transport: $transport
+workers: $slp_workers
 max_body_bytes: 8MiB
 header_timeout: 10s
 idle_timeout: 30s
@@ -98,7 +102,7 @@ slp_pid=$!
 pids+=("$slp_pid")
 slp_port="$(wait_listening "$work/slp.err")"
 # Under valgrind $! is valgrind itself, which is the process slp runs as (same pid).
-echo "soak: slp pid $slp_pid on port $slp_port ($mode, $transport), mock on $mock_port, $minutes min, $workers workers"
+echo "soak: slp pid $slp_pid on port $slp_port ($mode, $transport, slp workers: $slp_workers), mock on $mock_port, $minutes min, $workers workers"
 
 seconds=$(python3 -c "print(int(float('$minutes') * 60))")
 client_timeout=60

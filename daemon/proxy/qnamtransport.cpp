@@ -123,13 +123,7 @@ private:
         body->setParent(reply);
         m_body = body;
         m_reply = reply;
-        reply->setReadBufferSize(kReplyReadBuffer);
-        // Qt 6.4 starts a request that has a body from a queued call and only then wires the
-        // reply to its HTTP thread: the size set above never reaches that thread, and a slow
-        // client would make SLP buffer the whole response. Set it again right after that start
-        // (queued calls run in order; a reply deleted before then drops the call).
-        QMetaObject::invokeMethod(
-            reply, [reply] { reply->setReadBufferSize(kReplyReadBuffer); }, Qt::QueuedConnection);
+        // The read buffer is bounded once the head says how the body ends (onMetaData).
         connect(reply, &QNetworkReply::metaDataChanged, this, &QnamCall::onMetaData);
         connect(reply, &QNetworkReply::readyRead, this, &UpstreamCall::readyRead);
         connect(reply, &QNetworkReply::finished, this, &QnamCall::onFinished);
@@ -189,6 +183,17 @@ private:
             }
         }
         m_closeDelimited = head.contentLength < 0 && !chunked;
+        // Backpressure: past kReplyReadBuffer unread, QNAM stops reading the socket, so a slow
+        // client holds the upstream back instead of SLP buffering the whole body. Not for a
+        // body that ends at the close: with its buffer full, Qt 6.4 still notices the close
+        // once the tail fits in the socket's own buffer, reports the body finished and drops
+        // that tail, a clean short body (3 of 36 under load). Such bodies are read unbounded;
+        // LLM servers frame theirs with a length or chunks, and `socket` bounds every kind.
+        // (Set here, not at send(): Qt 6.4 wires a request with a body to its HTTP thread from
+        // a queued call, and a size set before that never reaches the thread.)
+        if (!m_closeDelimited) {
+            m_reply->setReadBufferSize(kReplyReadBuffer);
+        }
         Q_EMIT headReceived(head);
     }
 

@@ -9,9 +9,11 @@
 #include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QSet>
+#include <QStandardPaths>
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QtTest>
 
 #include <memory>
@@ -181,6 +183,8 @@ private slots:
     void gzipPassesThrough();
     void echoRoundTrip();
     void closeDelimitedBecomesChunked();
+    void closeDelimitedToASlowClientArrivesWhole();
+    void closeDelimitedUnderLoadArrivesWhole();
     void http10ClientGetsCloseDelimitedBody();
     void keepAliveSeveralRequests();
     void pipelinedAnsweredInOrder();
@@ -766,6 +770,61 @@ void TestForwardBytes::closeDelimitedBecomesChunked()
     const HttpResult again = conn.readResponse(10000);
     QVERIFY2(again.ok(), qPrintable(again.error));
     QCOMPARE(again.body, QByteArray(R"({"model":"same-id"})"));
+}
+
+void TestForwardBytes::closeDelimitedToASlowClientArrivesWhole()
+{
+    // The upstream sends a 16 MB close-delimited body and closes while this client is not
+    // reading: slp's buffers fill and it stops reading upstream, with the rest of the body
+    // and the close already waiting. The close ends the body only after every byte before it:
+    // Qt 6.4's QNAM, reading with a bounded buffer, reported the close at once and dropped
+    // what it had not read, which slp relayed as a clean, short chunked body.
+    const qint64 size = 16 * 1000 * 1000;
+    RawConnection conn;
+    QVERIFY(conn.connectTo(m_slp.host(), m_slp.port()));
+    QVERIFY(conn.send(rawPost(
+        "/v1/chat/completions", R"({"model":"same-id"})",
+        {{"X-Mock-Close-Delimited", "1"}, {"X-Mock-Large-Response", QByteArray::number(size)}})));
+    QThread::msleep(1500); // not reading: no event loop runs here
+    const HttpResult r = conn.readResponse(60000);
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QCOMPARE(r.status, 200);
+    QCOMPARE(r.body.size(), size);
+    QVERIFY(r.raw.endsWith("0\r\n\r\n"));
+}
+
+void TestForwardBytes::closeDelimitedUnderLoadArrivesWhole()
+{
+    // 72 close-delimited 300 KB answers, 12 at a time: with slp busy, its unread reply fills
+    // up while the upstream's tail and close are already in. Under ASan, qnam relayed 3 in 36
+    // as clean 200s cut at 224-256 KiB before the fix (the close was taken for the end).
+    const QString curl = QStandardPaths::findExecutable(QStringLiteral("curl"));
+    QVERIFY2(!curl.isEmpty(), "curl is needed");
+    constexpr int kRequests = 72;
+    constexpr qint64 kSize = 300000;
+    QStringList args{QStringLiteral("--no-progress-meter"),
+                     QStringLiteral("--parallel"),
+                     QStringLiteral("--parallel-max"),
+                     QStringLiteral("12"),
+                     QStringLiteral("-H"),
+                     QStringLiteral("X-Mock-Close-Delimited: 1"),
+                     QStringLiteral("-H"),
+                     QStringLiteral("X-Mock-Large-Response: %1").arg(kSize),
+                     QStringLiteral("-d"),
+                     QStringLiteral(R"({"model":"same-id"})"),
+                     QStringLiteral("-w"),
+                     QStringLiteral("%{http_code} %{size_download}\n")};
+    for (int i = 0; i < kRequests; ++i)
+        args << m_slp.url() + QStringLiteral("/v1/chat/completions") << QStringLiteral("-o")
+             << QStringLiteral("/dev/null");
+    const CommandResult c = runCommand(curl, args, 60000);
+    QVERIFY2(c.exitCode == 0, c.stdErr.constData());
+    const QList<QByteArray> lines = c.stdOut.trimmed().split('\n');
+    QCOMPARE(lines.size(), kRequests);
+    int whole = 0;
+    for (const QByteArray &line : lines)
+        whole += line == "200 " + QByteArray::number(kSize) ? 1 : 0;
+    QVERIFY2(whole == kRequests, c.stdOut.constData());
 }
 
 void TestForwardBytes::http10ClientGetsCloseDelimitedBody()
