@@ -7,7 +7,6 @@
 #include <QCoreApplication>
 #include <QTimer>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <future>
@@ -30,31 +29,19 @@ int printErrors(const QList<ConfigError> &errors)
 }
 
 // glibc serves every allocation above 128 KiB-32 MiB with a fresh mmap and unmaps it on free,
-// and gives the top of a heap back past 128 KiB free, so each large request body was
-// page-faulted in, zeroed and unmapped again in every buffer it passed through: half of slp's
-// CPU on a 22 MB POST went to page faults (perf), and the hop cost +60 ms. Both thresholds
-// move, so large buffers come from the heap and stay there between requests. What is free is
-// handed back every kTrimInterval instead (trimFreeMemory): without that no arena ever shrank,
-// and with QNAM's threads each on an arena of its own RSS crept up by 24 MB in a 10-minute
-// soak. GLIBC_TUNABLES=glibc.malloc.* wins, and then slp leaves malloc alone.
-constexpr std::chrono::seconds kTrimInterval{10};
-
-bool keepLargeBuffersOnTheHeap()
+// so each large request body was page-faulted in, zeroed and unmapped again in every buffer it
+// passed through: half of slp's CPU on a 22 MB POST went to page faults (perf), and the hop
+// cost +60 ms. From the heap those pages are mostly reused. Only the mmap threshold moves:
+// raising the trim threshold too (a few ms more) kept every arena at its high-water mark, and
+// with QNAM's threads each on an arena of its own, RSS crept up by 24 MB in a 10-minute soak;
+// a malloc_trim(0) every 1 s or 10 s on top did not stop the creep (60 to 100 MB in the
+// soak). GLIBC_TUNABLES=glibc.malloc.* wins.
+void keepLargeBuffersOnTheHeap()
 {
     if (qEnvironmentVariable("GLIBC_TUNABLES").contains(QLatin1String("glibc.malloc."))) {
-        return false;
+        return;
     }
     ::mallopt(M_MMAP_THRESHOLD, 256 * 1024 * 1024);
-    ::mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
-    return true;
-}
-
-// Every arena's free pages go back to the kernel (madvise) and each heap's top is trimmed.
-// A few milliseconds at most on a heap that just carried large bodies; a burst of large
-// requests within one interval reuses warm pages.
-void trimFreeMemory()
-{
-    ::malloc_trim(0);
 }
 } // namespace
 
@@ -143,12 +130,7 @@ int main(int argc, char *argv[])
         files.rlim_cur = files.rlim_max;
         ::setrlimit(RLIMIT_NOFILE, &files);
     }
-    QTimer trim;
-    if (keepLargeBuffersOnTheHeap()) {
-        trim.setTimerType(Qt::VeryCoarseTimer);
-        QObject::connect(&trim, &QTimer::timeout, &trimFreeMemory);
-        trim.start(kTrimInterval);
-    }
+    keepLargeBuffersOnTheHeap();
     Daemon daemon(std::move(config), cl.configPath, load);
     QObject::connect(&daemon, &Daemon::finished, &app, &QCoreApplication::exit);
     QString error;

@@ -91,6 +91,17 @@ QString SlpDaemon::withTestTransport(const QString &configYaml)
     return yaml;
 }
 
+int SlpDaemon::stop(int timeoutMs)
+{
+    const int code = m_process.stop(timeoutMs);
+    if (code != 0 && !m_process.stderrBytes().isEmpty()) {
+        qWarning().noquote() << QStringLiteral("slp exited with %1; its stderr ends:\n%2")
+                                    .arg(code)
+                                    .arg(stderrText().right(6000));
+    }
+    return code;
+}
+
 bool SlpDaemon::reload()
 {
     return m_process.sendSignal(SIGHUP);

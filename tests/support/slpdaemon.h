@@ -46,7 +46,9 @@ public:
                                        ChildProcess::Mark from = {});
     int countLog(const QRegularExpression &re, ChildProcess::Mark from = {});
 
-    int stop(int timeoutMs = 5000) { return m_process.stop(timeoutMs); }
+    // SIGTERM and wait; the exit code. A non-zero exit prints slp's last stderr lines (a
+    // sanitizer report lands there), so a failing QCOMPARE(stop(), 0) says why.
+    int stop(int timeoutMs = 5000);
     ChildProcess &process() { return m_process; }
 
 private:
