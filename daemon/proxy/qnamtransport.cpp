@@ -12,7 +12,11 @@ namespace slp {
 namespace {
 constexpr int kQnamConnectionsPerHost = 6;      // fixed inside Qt 6.4's HTTP/1.1 connection pool
 constexpr qint64 kReplyReadBuffer = 256 * 1024; // QNAM stops reading the socket past this
-constexpr int kMaxUnsentRedials = 3;            // re-sends of a request that never left SLP
+// Until the head says how the body ends (QnamCall::onMetaData): large enough that a
+// close-delimited body that arrives whole with its close is read to the end before the
+// bound is lifted, small enough to hold a fast upstream back from the first byte.
+constexpr qint64 kReplyReadBufferBeforeHead = 4 * 1024 * 1024;
+constexpr int kMaxUnsentRedials = 3; // re-sends of a request that never left SLP
 
 UpstreamCall::Failure classify(QNetworkReply::NetworkError error, bool headArrived)
 {
@@ -123,7 +127,14 @@ private:
         body->setParent(reply);
         m_body = body;
         m_reply = reply;
-        // The read buffer is bounded once the head says how the body ends (onMetaData).
+        reply->setReadBufferSize(kReplyReadBufferBeforeHead);
+        // Qt 6.4 starts a request that has a body from a queued call and only then wires the
+        // reply to its HTTP thread: the size set above never reaches that thread, and a slow
+        // client would make SLP buffer the whole response. Set it again right after that start
+        // (queued calls run in order; a reply deleted before then drops the call).
+        QMetaObject::invokeMethod(
+            reply, [reply] { reply->setReadBufferSize(kReplyReadBufferBeforeHead); },
+            Qt::QueuedConnection);
         connect(reply, &QNetworkReply::metaDataChanged, this, &QnamCall::onMetaData);
         connect(reply, &QNetworkReply::readyRead, this, &UpstreamCall::readyRead);
         connect(reply, &QNetworkReply::finished, this, &QnamCall::onFinished);
@@ -187,13 +198,9 @@ private:
         // client holds the upstream back instead of SLP buffering the whole body. Not for a
         // body that ends at the close: with its buffer full, Qt 6.4 still notices the close
         // once the tail fits in the socket's own buffer, reports the body finished and drops
-        // that tail, a clean short body (3 of 36 under load). Such bodies are read unbounded;
+        // that tail, a clean short 200 (3 of 36 under load). Such a body is read unbounded;
         // LLM servers frame theirs with a length or chunks, and `socket` bounds every kind.
-        // (Set here, not at send(): Qt 6.4 wires a request with a body to its HTTP thread from
-        // a queued call, and a size set before that never reaches the thread.)
-        if (!m_closeDelimited) {
-            m_reply->setReadBufferSize(kReplyReadBuffer);
-        }
+        m_reply->setReadBufferSize(m_closeDelimited ? 0 : kReplyReadBuffer);
         Q_EMIT headReceived(head);
     }
 

@@ -5,7 +5,6 @@
 
 #include <QList>
 #include <QObject>
-#include <QPointer>
 
 #include <functional>
 #include <memory>

@@ -195,17 +195,13 @@ bool EpollEventDispatcher::unregisterTimer(int timerId)
 
 bool EpollEventDispatcher::unregisterTimers(QObject *object)
 {
-    auto [first, last] = m_timersOf.equal_range(object);
-    if (first == last) {
-        return false;
+    bool any = false;
+    for (auto owned = m_timersOf.find(object); owned != m_timersOf.end();
+         owned = m_timersOf.find(object)) {
+        dropTimer(m_timers.find(owned->second));
+        any = true;
     }
-    for (auto owned = first; owned != last; ++owned) {
-        const auto it = m_timers.find(owned->second);
-        m_queue.erase({it->second.due, it->first});
-        m_timers.erase(it);
-    }
-    m_timersOf.erase(object);
-    return true;
+    return any;
 }
 
 QList<QAbstractEventDispatcher::TimerInfo>
