@@ -71,7 +71,7 @@ done
 # "socket" is measured only when the daemon wires a socket transport (otherwise slp would
 # silently run qnam under that name); --transport socket|both forces it.
 has_socket=0
-grep -rqs "SocketTransport" "$here/daemon/server/" && has_socket=1
+grep -rqs "SocketTransport" "$here/daemon/upstream/" && has_socket=1
 case "$transport" in
 auto) if [ "$has_socket" = 1 ]; then transports=(qnam socket); else transports=(qnam); fi ;;
 both) transports=(qnam socket) ;;
@@ -85,7 +85,7 @@ both) transports=(qnam socket) ;;
     ;;
 esac
 if [ "$has_socket" = 0 ] && printf '%s\n' "${transports[@]}" | grep -qx socket; then
-    echo "run.sh: WARNING: no SocketTransport in daemon/server/: 'socket' may run qnam" >&2
+    echo "run.sh: WARNING: no SocketTransport in daemon/upstream/: 'socket' may run qnam" >&2
 fi
 
 # -- processes ------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
-#include "commandline.h"
+#include "app/commandline.h"
+#include "app/daemon.h"
 #include "config/config.h"
+#include "net/epolldispatcher.h"
 #include "observe/logging.h"
-#include "server/daemon.h"
-#include "server/epolldispatcher.h"
 
 #include <QCoreApplication>
 #include <QTimer>

@@ -2,7 +2,7 @@
 
 #include "observe/logging.h"
 #include "observe/metrics.h"
-#include "proxy/routetable.h"
+#include "routing/routetable.h"
 
 #include <QDateTime>
 #include <QNetworkAccessManager>

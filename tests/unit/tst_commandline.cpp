@@ -2,7 +2,7 @@
 // misspelt flag is a usage error and can never start a server.
 //
 // (If it ever moves into slp_core, drop this include.)
-#include "commandline.h"
+#include "app/commandline.h"
 
 #include <QTest>
 

@@ -1,7 +1,7 @@
 // ConnectionBudget: `max_connections` shared by every worker's listener. Never more places
 // than the cap, even with threads racing; a release from full (and only that) wakes the
 // listeners holding connections, so none waits forever and none is woken per close.
-#include "server/connectionbudget.h"
+#include "http/connectionbudget.h"
 
 #include <QSignalSpy>
 #include <QTest>

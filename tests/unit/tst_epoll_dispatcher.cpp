@@ -3,7 +3,7 @@
 // on time and never after they were killed, and socket notifiers fire on readiness, stop when
 // disabled and never fire once deleted by a neighbour's handler. This test's own application
 // runs on the dispatcher.
-#include "server/epolldispatcher.h"
+#include "net/epolldispatcher.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>

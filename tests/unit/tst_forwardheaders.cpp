@@ -1,7 +1,7 @@
 // The header rules of the forward path (CONTRACT "HTTP surface"): hop-by-hop and
 // Connection-named headers dropped, Host the upstream's, inbound X-Request-Id never forwarded,
 // X-Forwarded-* appended or set, everything else passed with repeats kept apart.
-#include "proxy/forwardheaders.h"
+#include "forward/forwardheaders.h"
 
 #include <QTest>
 

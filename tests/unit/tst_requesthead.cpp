@@ -1,6 +1,6 @@
 // parseRequestHead: SLP's strict reading of a client's request head (CONTRACT "HTTP surface":
 // malformed framing -> 400 and close; limits -> 413/414/431; HTTP/2 -> 505).
-#include "server/requesthead.h"
+#include "http/requesthead.h"
 
 #include <QTest>
 

@@ -1,6 +1,6 @@
 // RouteTable: which name each route sends upstream, how ?debug labels it, and the catalog
 // built from it (CONTRACT "GET /v1/models", design note "Model names" / "Pinning").
-#include "proxy/routetable.h"
+#include "routing/routetable.h"
 
 #include <QTest>
 

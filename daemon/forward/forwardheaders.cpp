@@ -1,4 +1,4 @@
-#include "proxy/forwardheaders.h"
+#include "forward/forwardheaders.h"
 
 #include <QSet>
 

@@ -1,4 +1,4 @@
-#include "server/directwrite.h"
+#include "net/directwrite.h"
 
 #include <QSslSocket>
 #include <QTcpSocket>

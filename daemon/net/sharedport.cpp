@@ -1,4 +1,4 @@
-#include "server/sharedport.h"
+#include "net/sharedport.h"
 
 #include <cerrno>
 #include <cstring>

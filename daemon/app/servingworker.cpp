@@ -1,11 +1,11 @@
-#include "server/servingworker.h"
+#include "app/servingworker.h"
 
+#include "http/httpfront.h"
+#include "net/sharedport.h"
 #include "observe/metrics.h"
-#include "proxy/qnamtransport.h"
-#include "proxy/routetable.h"
-#include "proxy/sockettransport.h"
-#include "server/httpfront.h"
-#include "server/sharedport.h"
+#include "routing/routetable.h"
+#include "upstream/qnam/qnamtransport.h"
+#include "upstream/socket/sockettransport.h"
 
 #include <unistd.h>
 

@@ -1,8 +1,8 @@
 #pragma once
 
 #include "config/listenaddress.h"
-#include "proxy/requestrouter.h"
-#include "server/clientconnection.h"
+#include "http/clientconnection.h"
+#include "routing/requestrouter.h"
 
 #include <QObject>
 #include <QPointer>

@@ -1,15 +1,15 @@
-#include "proxy/requestrouter.h"
+#include "routing/requestrouter.h"
 
 #include "body/bodyscanner.h"
 #include "debugcatalog.h"
+#include "forward/forwardexchange.h"
+#include "forward/forwardheaders.h"
+#include "http/clientconnection.h"
+#include "http/localresponse.h"
 #include "observe/logging.h"
 #include "observe/metrics.h"
 #include "observe/requestid.h"
-#include "proxy/forwardexchange.h"
-#include "proxy/forwardheaders.h"
-#include "proxy/routetable.h"
-#include "server/clientconnection.h"
-#include "server/localresponse.h"
+#include "routing/routetable.h"
 
 #include <QUrlQuery>
 

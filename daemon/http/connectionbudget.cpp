@@ -1,4 +1,4 @@
-#include "server/connectionbudget.h"
+#include "http/connectionbudget.h"
 
 namespace slp {
 

@@ -1,11 +1,11 @@
-#include "server/clientconnection.h"
+#include "http/clientconnection.h"
 
-#include "server/connectionbudget.h"
+#include "http/connectionbudget.h"
 
-#include "server/directwrite.h"
+#include "net/directwrite.h"
 
+#include "http/localresponse.h"
 #include "observe/logging.h"
-#include "server/localresponse.h"
 
 #include <QTcpSocket>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "server/requesthead.h"
+#include "http/requesthead.h"
 
 #include <QByteArray>
 #include <QList>

@@ -1,13 +1,13 @@
-#include "server/daemon.h"
+#include "app/daemon.h"
 
+#include "app/servingworker.h"
+#include "app/signalwatcher.h"
 #include "discovery/discoverysupervisor.h"
+#include "http/connectionbudget.h"
+#include "net/epolldispatcher.h"
+#include "net/sharedport.h"
 #include "observe/logging.h"
-#include "proxy/routetable.h"
-#include "server/connectionbudget.h"
-#include "server/epolldispatcher.h"
-#include "server/servingworker.h"
-#include "server/sharedport.h"
-#include "server/signalwatcher.h"
+#include "routing/routetable.h"
 
 #include <QCoreApplication>
 #include <QDateTime>

@@ -1,4 +1,4 @@
-#include "proxy/routetable.h"
+#include "routing/routetable.h"
 
 namespace slp {
 

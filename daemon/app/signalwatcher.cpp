@@ -1,4 +1,4 @@
-#include "server/signalwatcher.h"
+#include "app/signalwatcher.h"
 
 #include <QSocketNotifier>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "proxy/upstreamtransport.h"
+#include "upstream/upstreamtransport.h"
 
 #include <QHash>
 #include <QList>

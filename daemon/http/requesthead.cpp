@@ -1,4 +1,4 @@
-#include "server/requesthead.h"
+#include "http/requesthead.h"
 
 #include <cstring>
 

@@ -1,7 +1,7 @@
-#include "server/httpfront.h"
+#include "http/httpfront.h"
 
-#include "proxy/requestrouter.h"
-#include "server/clientconnection.h"
+#include "http/clientconnection.h"
+#include "routing/requestrouter.h"
 
 #include <QHttpServerRequest>
 #include <QMetaEnum>

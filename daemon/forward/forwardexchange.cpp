@@ -1,12 +1,12 @@
-#include "proxy/forwardexchange.h"
+#include "forward/forwardexchange.h"
 
 #include "aggregate/sseaggregator.h"
+#include "forward/forwardheaders.h"
 #include "goduration.h"
+#include "http/clientconnection.h"
+#include "http/localresponse.h"
 #include "observe/logging.h"
 #include "observe/metrics.h"
-#include "proxy/forwardheaders.h"
-#include "server/clientconnection.h"
-#include "server/localresponse.h"
 
 namespace slp {
 

@@ -1,6 +1,6 @@
-#include "proxy/sockettransport.h"
+#include "upstream/socket/sockettransport.h"
 
-#include "server/directwrite.h"
+#include "net/directwrite.h"
 
 #include <QNetworkProxy>
 #include <QPointer>

@@ -1,4 +1,4 @@
-#include "server/localresponse.h"
+#include "http/localresponse.h"
 
 #include "body/bodyscanner.h"
 #include "observe/requestid.h"

@@ -1,4 +1,4 @@
-#include "server/epolldispatcher.h"
+#include "net/epolldispatcher.h"
 
 #include <QCoreApplication>
 #include <QSocketNotifier>

@@ -1,4 +1,4 @@
-#include "proxy/qnamtransport.h"
+#include "upstream/qnam/qnamtransport.h"
 
 #include <QNetworkAccessManager>
 #include <QNetworkProxy>
