@@ -1,5 +1,6 @@
 #include "app/servingworker.h"
 
+#include "http/clientlistener.h"
 #include "http/httpfront.h"
 #include "net/sharedport.h"
 #include "observe/metrics.h"
@@ -43,10 +44,7 @@ bool ServingWorker::start(const ListenAddress &address, bool sharePort, QString 
     }
     m_router =
         std::make_unique<RequestRouter>(m_table, *m_transport, m_metrics, m_settings.options);
-    m_front =
-        new HttpFront([this](InboundRequest request,
-                             ResponseSlot *slot) { m_router->handle(std::move(request), slot); },
-                      this);
+    m_front = new HttpFront(*m_router, this);
 
     auto *listener = new ClientListener(m_settings.limits, &m_budget, this);
     bool listening = false;

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "config/listenaddress.h"
-#include "http/clientconnection.h"
+#include "http/clientlistener.h"
 #include "routing/requestrouter.h"
 
 #include <QObject>

@@ -3,8 +3,8 @@
 #include "aggregate/sseaggregator.h"
 #include "forward/forwardheaders.h"
 #include "goduration.h"
-#include "http/clientconnection.h"
-#include "http/localresponse.h"
+#include "http/errorbody.h"
+#include "http/responsewriter.h"
 #include "observe/logging.h"
 #include "observe/metrics.h"
 
@@ -22,16 +22,16 @@ QString formatLatency(qint64 ns)
 } // namespace
 
 ForwardExchange::ForwardExchange(ForwardPlan plan, UpstreamTransport &transport,
-                                 MetricsRegistry &metrics, ResponseSlot *slot)
-    : QObject(slot), m_plan(std::move(plan)), m_transport(transport), m_metrics(metrics),
-      m_slot(slot)
+                                 MetricsRegistry &metrics, ResponseWriter *writer)
+    : QObject(writer), m_plan(std::move(plan)), m_transport(transport), m_metrics(metrics),
+      m_writer(writer)
 {
     m_ttfbTimer.setSingleShot(true);
     // A precise timer: the timeout is a contract number that shows in 502 messages.
     m_ttfbTimer.setTimerType(Qt::PreciseTimer);
     connect(&m_ttfbTimer, &QTimer::timeout, this, &ForwardExchange::onTimeout);
-    connect(slot, &ResponseSlot::writable, this, &ForwardExchange::relay);
-    connect(slot, &ResponseSlot::clientGone, this, &ForwardExchange::onClientGone);
+    connect(writer, &ResponseWriter::writable, this, &ForwardExchange::relay);
+    connect(writer, &ResponseWriter::clientGone, this, &ForwardExchange::onClientGone);
     m_metrics.add(metric::inflightRequests, {}, 1);
 }
 
@@ -85,7 +85,7 @@ void ForwardExchange::countRequest(int status)
 void ForwardExchange::onHead(const UpstreamHead &head)
 {
     m_ttfbTimer.stop();
-    if (!m_slot || m_clientGone) {
+    if (!m_writer || m_clientGone) {
         return;
     }
     m_latencyNs = m_sinceStart.nsecsElapsed();
@@ -108,38 +108,23 @@ void ForwardExchange::onHead(const UpstreamHead &head)
 
     m_bodyless =
         (head.status >= 100 && head.status < 200) || head.status == 204 || head.status == 304;
-    QByteArray out;
-    out.reserve(1024);
-    const QByteArray reason = head.reason.isEmpty() ? reasonPhrase(head.status) : head.reason;
-    out += "HTTP/1.1 " + QByteArray::number(head.status) + ' ' + reason + "\r\n";
-    for (const auto &[name, value] : prepareClientHeaders(head.headers)) {
-        out += name + ": " + value + "\r\n";
-    }
+    m_expectedLength = m_bodyless ? 0 : head.contentLength;
+    ResponseHead out;
+    out.status = head.status;
+    out.reason = head.reason;
+    out.headers = prepareClientHeaders(head.headers);
     // The upstream's id replaces SLP's once the upstream answered: it is the one its logs have.
     if (m_upstreamRequestId.isEmpty()) {
-        out += "X-Request-Id: " + m_plan.requestId + "\r\n";
+        out.headers.append({QByteArrayLiteral("X-Request-Id"), m_plan.requestId});
     }
-    m_expectedLength = m_bodyless ? 0 : head.contentLength;
-    if (!m_bodyless) {
-        if (head.contentLength >= 0) {
-            out += "Content-Length: " + QByteArray::number(head.contentLength) + "\r\n";
-        } else if (m_slot->versionMinor() >= 1) {
-            // QtHttpServer 6.4 writes no framing for a streamed body: chunk it ourselves.
-            m_chunked = true;
-            out += "Transfer-Encoding: chunked\r\n";
-        } else {
-            m_slot->setKeepAlive(false); // HTTP/1.0: the body ends when the connection does
-        }
-    }
-    out += m_slot->connectionHeader();
-    out += "\r\n";
-    m_slot->write(out);
+    out.contentLength = head.contentLength;
+    m_writer->writeHead(out);
     relay();
 }
 
 void ForwardExchange::relay()
 {
-    if (!m_call || !m_slot || m_done || !m_call->headArrived()) {
+    if (!m_call || !m_writer || m_done || !m_call->headArrived()) {
         return;
     }
     if (m_aggregator) {
@@ -148,24 +133,22 @@ void ForwardExchange::relay()
     }
     // Pull from upstream only while the client keeps up: what is not read stays in the
     // transport's bounded buffer, so a slow client never makes SLP hold a whole response.
-    while (m_call->bytesAvailable() > 0 && m_slot->isWritable()) {
+    while (m_call->bytesAvailable() > 0 && m_writer->isWritable()) {
         const QByteArray piece = m_call->read(kRelayPiece);
         if (piece.isEmpty()) {
             break;
         }
         m_bytesDown += piece.size();
-        if (m_bodyless) {
-            continue;
-        }
-        if (m_chunked) {
-            m_slot->write(QByteArray::number(piece.size(), 16) + "\r\n" + piece + "\r\n");
-        } else {
-            m_slot->write(piece);
+        if (!m_writer->writeBody(piece)) {
+            // The excess would be read as the next response: the upstream connection is spent.
+            m_call->disconnect(this);
+            m_call->abort();
+            return breakOff(QStringLiteral("the upstream sent more than its Content-Length"));
         }
     }
     // A declared length fully relayed is the end, whether or not the transport said finished
     // yet: a client that closes right after must not look like one that left mid-answer.
-    if (!m_chunked && m_expectedLength >= 0 && m_bytesDown >= m_expectedLength &&
+    if (m_expectedLength >= 0 && m_bytesDown >= m_expectedLength &&
         m_call->failure() == UpstreamCall::Failure::None) {
         m_upstreamDone = true;
     }
@@ -187,22 +170,24 @@ void ForwardExchange::complete()
             ? UpstreamCall::Failure::BrokenBody
             : m_call->failure();
     if (failure != UpstreamCall::Failure::None) {
-        // Never a silently truncated success: the client sees the connection end uncleanly.
-        qCWarning(lcProxy).noquote()
-            << QStringLiteral(
-                   "[%1] upstream response for model %2 broke off after %3 B: %4 \"%5\": %6%7")
-                   .arg(QString::fromLatin1(m_plan.requestId), m_plan.modelId)
-                   .arg(m_bytesDown)
-                   .arg(QString::fromLatin1(m_plan.method), upstreamUrlForLog(),
-                        m_call->errorDetail(), m_plan.clientIdForLog);
-        m_slot->breakConnection();
-        return;
+        return breakOff(m_call->errorDetail());
     }
-    if (m_chunked) {
-        m_slot->write(QByteArrayLiteral("0\r\n\r\n"));
-    }
-    m_slot->finish();
+    m_writer->finish();
     logCompletion();
+}
+
+void ForwardExchange::breakOff(const QString &detail)
+{
+    m_done = true;
+    // Never a silently truncated success: the client sees the connection end uncleanly.
+    qCWarning(lcProxy).noquote()
+        << QStringLiteral(
+               "[%1] upstream response for model %2 broke off after %3 B: %4 \"%5\": %6%7")
+               .arg(QString::fromLatin1(m_plan.requestId), m_plan.modelId)
+               .arg(m_bytesDown)
+               .arg(QString::fromLatin1(m_plan.method), upstreamUrlForLog(), detail,
+                    m_plan.clientIdForLog);
+    m_writer->breakConnection();
 }
 
 void ForwardExchange::logCompletion()
@@ -264,23 +249,23 @@ void ForwardExchange::finishAggregate()
         const QByteArray body = m_aggregator->result();
         m_bytesDown = body.size();
         countRequest(200);
-        QByteArray out = "HTTP/1.1 200 OK\r\n";
-        for (const auto &[name, value] : prepareClientHeaders(m_aggregateHeaders)) {
-            if (name.compare("content-type", Qt::CaseInsensitive) == 0 ||
-                name.compare("cache-control", Qt::CaseInsensitive) == 0) {
+        ResponseHead out;
+        for (const auto &header : prepareClientHeaders(m_aggregateHeaders)) {
+            if (header.first.compare("content-type", Qt::CaseInsensitive) == 0 ||
+                header.first.compare("cache-control", Qt::CaseInsensitive) == 0) {
                 continue; // they described the stream, not this answer
             }
-            out += name + ": " + value + "\r\n";
+            out.headers.append(header);
         }
         if (m_upstreamRequestId.isEmpty()) {
-            out += "X-Request-Id: " + m_plan.requestId + "\r\n";
+            out.headers.append({QByteArrayLiteral("X-Request-Id"), m_plan.requestId});
         }
-        out += "Content-Type: application/json\r\n";
-        out += "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
-        out += m_slot->connectionHeader();
-        out += "\r\n";
-        m_slot->write(out + body);
-        m_slot->finish();
+        out.headers.append(
+            {QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/json")});
+        out.contentLength = body.size();
+        m_writer->writeHead(out);
+        m_writer->writeBody(body);
+        m_writer->finish();
         logCompletion();
         return;
     }
@@ -314,14 +299,13 @@ void ForwardExchange::answerAggregateFailure(const QByteArray &body, const QStri
     countRequest(502);
     // The upstream answered, so its id (when it sent one) is the one to quote.
     const QByteArray id = m_upstreamRequestId.isEmpty() ? m_plan.requestId : m_upstreamRequestId;
-    m_slot->write(localResponse(502, "application/json", body, id, m_slot->connectionHeader()));
-    m_slot->finish();
+    m_writer->respond(502, "application/json", body, id);
 }
 
 void ForwardExchange::onFinished()
 {
     m_ttfbTimer.stop();
-    if (m_clientGone || !m_slot) {
+    if (m_clientGone || !m_writer) {
         return;
     }
     if (m_call->headArrived()) {
@@ -373,9 +357,8 @@ void ForwardExchange::failBeforeHead()
                    : QStringLiteral("upstream request failed (request id: %1)")
                          .arg(QString::fromLatin1(m_plan.requestId));
     countRequest(502);
-    m_slot->write(localErrorResponse(502, message, m_plan.requestId, m_slot->connectionHeader(),
-                                     m_timedOut ? "upstream_timeout" : "upstream_failed"));
-    m_slot->finish();
+    m_writer->respondError(502, message, m_plan.requestId,
+                           m_timedOut ? "upstream_timeout" : "upstream_failed");
 }
 
 void ForwardExchange::onTimeout()

@@ -13,7 +13,7 @@
 namespace slp {
 
 class MetricsRegistry;
-class ResponseSlot;
+class ResponseWriter;
 class SseAggregator;
 
 // Everything the router decided about one request before it goes upstream.
@@ -43,14 +43,14 @@ struct ForwardPlan
 };
 
 // One client request forwarded to one upstream: the time-to-first-byte timer, the single
-// re-dial, and the relay of the response into the client's ResponseSlot with backpressure.
-// Owned by its slot (Qt child), so a client that leaves takes the upstream request with it.
+// re-dial, and the relay of the response into the client's ResponseWriter with backpressure.
+// Owned by its writer (Qt child), so a client that leaves takes the upstream request with it.
 class ForwardExchange : public QObject
 {
     Q_OBJECT
 public:
     ForwardExchange(ForwardPlan plan, UpstreamTransport &transport, MetricsRegistry &metrics,
-                    ResponseSlot *slot);
+                    ResponseWriter *writer);
     ~ForwardExchange() override;
 
     void start();
@@ -68,13 +68,14 @@ private:
     void aggregateAvailable();
     void finishAggregate();
     void answerAggregateFailure(const QByteArray &body, const QString &logReason);
+    void breakOff(const QString &detail);
     void countRequest(int status);
     QString upstreamUrlForLog() const;
 
     ForwardPlan m_plan;
     UpstreamTransport &m_transport;
     MetricsRegistry &m_metrics;
-    QPointer<ResponseSlot> m_slot;
+    QPointer<ResponseWriter> m_writer;
     std::unique_ptr<UpstreamCall> m_call;
     QTimer m_ttfbTimer;
     QElapsedTimer m_sinceStart; // this attempt
@@ -83,8 +84,7 @@ private:
     bool m_clientGone = false;
     bool m_upstreamDone = false;
     bool m_done = false;
-    bool m_chunked = false; // SLP frames the body in chunks (upstream gave no length)
-    bool m_bodyless = false;
+    bool m_bodyless = false; // the upstream's status carries no body
     int m_status = 0;
     qint64 m_latencyNs = 0;
     qint64 m_bytesDown = 0;

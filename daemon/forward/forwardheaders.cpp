@@ -35,16 +35,6 @@ QSet<QByteArray> namedInConnection(const HeaderList &headers)
 }
 } // namespace
 
-QByteArray headerValue(const HeaderList &headers, QByteArrayView name)
-{
-    for (const auto &[n, v] : headers) {
-        if (is(n, name)) {
-            return v;
-        }
-    }
-    return {};
-}
-
 InboundHeaders prepareUpstreamHeaders(const HeaderList &inbound, const QByteArray &clientAddress)
 {
     InboundHeaders out;

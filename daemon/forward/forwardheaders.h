@@ -22,7 +22,4 @@ InboundHeaders prepareUpstreamHeaders(const HeaderList &inbound, const QByteArra
 // Transfer-Encoding: SLP frames the body to the client itself).
 HeaderList prepareClientHeaders(const HeaderList &upstream);
 
-// First value of `name`, case-insensitive.
-QByteArray headerValue(const HeaderList &headers, QByteArrayView name);
-
 } // namespace slp

@@ -1,71 +1,11 @@
 #include "http/clientconnection.h"
 
-#include "http/connectionbudget.h"
-
 #include "net/directwrite.h"
-
-#include "http/localresponse.h"
-#include "observe/logging.h"
 
 #include <QTcpSocket>
 
-#include <unistd.h>
-
 namespace slp {
 
-// ---------------------------------------------------------------------------------------------
-ResponseSlot::ResponseSlot(ClientConnection *connection, bool keepAlive, int versionMinor)
-    : QObject(connection), m_connection(connection), m_keepAlive(keepAlive),
-      m_versionMinor(versionMinor)
-{}
-
-void ResponseSlot::write(const QByteArray &bytes)
-{
-    if (isFinished() || !m_connection) {
-        return;
-    }
-    if (m_connection->m_queue.value(0) == this && m_connection->m_socket) {
-        m_connection->send(bytes);
-    } else {
-        m_held += bytes;
-    }
-}
-
-void ResponseSlot::finish()
-{
-    if (isFinished()) {
-        return;
-    }
-    m_finished = true;
-    if (m_connection) {
-        m_connection->pump();
-    }
-}
-
-void ResponseSlot::breakConnection()
-{
-    if (isFinished()) {
-        return;
-    }
-    m_broken = true;
-    m_keepAlive = false;
-    if (m_connection) {
-        m_connection->pump();
-    }
-}
-
-QByteArray ResponseSlot::connectionHeader() const
-{
-    return slp::connectionHeader(m_keepAlive, m_versionMinor);
-}
-
-bool ResponseSlot::isWritable() const
-{
-    return m_connection && m_connection->m_socket && m_connection->m_queue.value(0) == this &&
-           m_connection->m_socket->bytesToWrite() < ClientConnection::kHighWater;
-}
-
-// ---------------------------------------------------------------------------------------------
 ClientConnection::ClientConnection(QTcpSocket *socket, const ConnectionLimits &limits)
     : QObject(socket), m_socket(socket), m_limits(limits)
 {
@@ -156,7 +96,8 @@ void ClientConnection::onReadyRead()
         const bool hasBody = m_current.chunked || m_current.contentLength > 0;
         if (m_current.expectContinue && hasBody && !m_continueSent && m_bodySeen == 0) {
             m_continueSent = true;
-            m_socket->write("HTTP/1.1 100 Continue\r\n\r\n");
+            // Queued: it must never land inside an earlier response still being written.
+            openWriter({})->writeContinue();
         }
     } else if (continuing) {
         m_bodySeen += available;
@@ -195,13 +136,25 @@ RequestHead ClientConnection::takeHead()
     return std::move(m_current);
 }
 
-ResponseSlot *ClientConnection::openSlot(bool keepAlive, int versionMinor)
+ResponseWriter *ClientConnection::openWriter(const ResponseContext &context)
 {
+    ResponseContext effective = context;
     // Draining: answered, then closed (the response says Connection: close).
-    auto *slot = new ResponseSlot(this, keepAlive && !m_shuttingDown, versionMinor);
-    m_queue.append(slot);
+    effective.keepAlive = context.keepAlive && !m_shuttingDown;
+    auto *writer = new ResponseWriter(this, effective); // Qt child of this connection
+    m_queue.append(writer);
     m_idleTimer.stop();
-    return slot;
+    return writer;
+}
+
+bool ClientConnection::isHeadOfQueue(const ResponseWriter *writer) const
+{
+    return m_socket && !m_queue.isEmpty() && m_queue.first() == writer;
+}
+
+bool ClientConnection::isBackedUp() const
+{
+    return !m_socket || m_socket->bytesToWrite() >= kHighWater;
 }
 
 void ClientConnection::beginShutdown()
@@ -218,9 +171,9 @@ void ClientConnection::beginShutdown()
     }
     // Busy: close after the last response already owed, even if its head went out saying
     // keep-alive (closing after a complete response is always allowed).
-    for (const auto &slot : std::as_const(m_queue)) {
-        if (slot) {
-            slot->setKeepAlive(false);
+    for (const auto &writer : std::as_const(m_queue)) {
+        if (writer) {
+            writer->setKeepAlive(false);
         }
     }
 }
@@ -234,10 +187,9 @@ void ClientConnection::rejectWith(int status, const QByteArray &message)
     if (m_socket) {
         m_socket->readAll();
     }
-    ResponseSlot *slot = openSlot(false, 1);
-    slot->write(localErrorResponse(status, QString::fromLatin1(message), QByteArray(),
-                                   slot->connectionHeader()));
-    slot->finish();
+    ResponseContext context;
+    context.keepAlive = false;
+    openWriter(context)->respondError(status, QString::fromLatin1(message));
 }
 
 void ClientConnection::onHeaderTimeout()
@@ -266,7 +218,7 @@ void ClientConnection::onBytesWritten()
         return;
     }
     if (m_socket->bytesToWrite() < kHighWater) {
-        if (ResponseSlot *head = m_queue.first()) {
+        if (ResponseWriter *head = m_queue.first()) {
             const QPointer<ClientConnection> guard(this);
             m_inBytesWritten = true;
             Q_EMIT head->writable();
@@ -289,7 +241,8 @@ void ClientConnection::flushNow()
     // Left to Qt, a write enables the socket's write notifier and goes out on the next loop
     // pass: two eventfd wake-ups, two more polls and a read per SSE event (strace). Writing
     // now saves them. Never inside bytesWritten: flushing there drains the socket without a
-    // further bytesWritten, and a backpressured relay would never wake up (QT64-NOTES.md).
+    // further bytesWritten, and a backpressured relay would never wake up (docs/QT64.md, "flush in
+    // bytesWritten").
     if (m_inBytesWritten || m_flushing || !m_socket) {
         return;
     }
@@ -304,7 +257,7 @@ void ClientConnection::flushNow()
 void ClientConnection::pump()
 {
     while (!m_queue.isEmpty() && m_socket) {
-        ResponseSlot *head = m_queue.first();
+        ResponseWriter *head = m_queue.first();
         if (!head) {
             m_queue.removeFirst();
             continue;
@@ -318,7 +271,7 @@ void ClientConnection::pump()
             return;
         }
         m_queue.removeFirst();
-        const bool close = head->m_broken || !head->m_keepAlive;
+        const bool close = head->m_broken || !head->m_context.keepAlive;
         head->deleteLater();
         if (close) {
             // What was written still goes out (disconnectFromHost drains first); the queue
@@ -340,7 +293,8 @@ void ClientConnection::pump()
 
 void ClientConnection::armTimers()
 {
-    if (m_queue.isEmpty() && !m_closing && !m_headerTimer.isActive()) {
+    // Not while a request is still arriving: its body has its own timer.
+    if (m_queue.isEmpty() && !m_closing && !m_headerTimer.isActive() && !m_haveCurrent) {
         m_idleTimer.start(m_limits.idleTimeout);
     }
 }
@@ -352,98 +306,11 @@ void ClientConnection::onDisconnected()
     m_bodyTimer.stop();
     m_closing = true;
     const auto queue = std::exchange(m_queue, {});
-    for (const auto &slot : queue) {
-        if (slot) {
-            Q_EMIT slot->clientGone();
-            slot->deleteLater();
+    for (const auto &writer : queue) {
+        if (writer) {
+            Q_EMIT writer->clientGone();
+            writer->deleteLater();
         }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-ClientListener::ClientListener(const ConnectionLimits &limits, ConnectionBudget *budget,
-                               QObject *parent)
-    : QTcpServer(parent), m_limits(limits), m_budget(budget)
-{
-    // Queued: never from inside the destruction of the socket that gave its place back.
-    connect(m_budget, &ConnectionBudget::released, this, &ClientListener::admitParked,
-            Qt::QueuedConnection);
-}
-
-ClientListener::~ClientListener()
-{
-    for (const qintptr handle : std::as_const(m_parked)) {
-        ::close(int(handle));
-    }
-}
-
-void ClientListener::incomingConnection(qintptr handle)
-{
-    if (!m_budget->tryAcquire()) {
-        // Past the cap (a burst accepted in one go by QTcpServer's accept loop): held unread,
-        // as in the kernel's accept queue. Bounded like that queue; beyond it, refused.
-        if (m_parked.size() >= kMaxParked) {
-            ::close(int(handle));
-        } else {
-            m_parked.append(handle);
-        }
-        pauseAccepting();
-        return;
-    }
-    adopt(handle);
-}
-
-void ClientListener::adopt(qintptr handle)
-{
-    // Holds a place in the budget (taken by the caller) until the socket is gone.
-    auto *socket = new QTcpSocket(this); // QtHttpServer deletes it when the client leaves
-    if (!socket->setSocketDescriptor(handle)) {
-        delete socket;
-        m_budget->release();
-        return;
-    }
-    socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
-    auto *connection = new ClientConnection(socket, m_limits); // owned: Qt child of the socket
-    connect(connection, &ClientConnection::requestRejected, this, &ClientListener::requestRejected);
-    ++m_open;
-    Q_EMIT connectionCountChanged(m_open);
-    connect(socket, &QObject::destroyed, this, [this] {
-        --m_open;
-        Q_EMIT connectionCountChanged(m_open);
-        m_budget->release();
-        if (!isListening()) {
-            return; // shutting down: nothing more is admitted
-        }
-        // Queued: not from inside the socket's destruction.
-        QMetaObject::invokeMethod(this, &ClientListener::admitParked, Qt::QueuedConnection);
-    });
-    if (!m_budget->hasRoom()) {
-        pauseAccepting(); // the rest wait in the kernel's accept queue
-    }
-    addPendingConnection(socket); // QtHttpServer picks it up (pendingConnectionAvailable)
-}
-
-void ClientListener::beginShutdown()
-{
-    close();
-    for (const qintptr handle : std::exchange(m_parked, {})) {
-        ::close(int(handle));
-    }
-    for (ClientConnection *connection : findChildren<ClientConnection *>()) {
-        connection->beginShutdown();
-    }
-}
-
-void ClientListener::admitParked()
-{
-    if (!isListening()) {
-        return; // shut down: the parked connections are closed already
-    }
-    while (!m_parked.isEmpty() && m_budget->tryAcquire()) {
-        adopt(m_parked.takeFirst());
-    }
-    if (m_parked.isEmpty() && m_budget->hasRoom()) {
-        resumeAccepting();
     }
 }
 

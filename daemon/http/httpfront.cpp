@@ -1,7 +1,7 @@
 #include "http/httpfront.h"
 
 #include "http/clientconnection.h"
-#include "routing/requestrouter.h"
+#include "http/requesthandler.h"
 
 #include <QHttpServerRequest>
 #include <QMetaEnum>
@@ -44,8 +44,8 @@ QByteArray clientAddress(const QHostAddress &address)
 }
 } // namespace
 
-HttpFront::HttpFront(Handler handler, QObject *parent)
-    : QAbstractHttpServer(parent), m_handler(std::move(handler))
+HttpFront::HttpFront(RequestHandler &handler, QObject *parent)
+    : QAbstractHttpServer(parent), m_handler(handler)
 {}
 
 bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket)
@@ -56,6 +56,7 @@ bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
     }
     RequestHead head = connection->takeHead();
     InboundRequest in;
+    ResponseContext context;
     // Copy everything now: QtHttpServer reuses this request object for the next one.
     in.body = request.body();
     in.clientAddress = clientAddress(socket->peerAddress());
@@ -63,17 +64,18 @@ bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
         in.method = std::move(head.method);
         in.target = std::move(head.target);
         in.headers = std::move(head.headers);
-        in.keepAlive = head.keepAlive;
-        in.versionMinor = head.versionMinor;
+        context.keepAlive = head.keepAlive;
+        context.versionMinor = head.versionMinor;
     } else {
         in.method = methodName(request.method());
         in.target = request.url().toEncoded(QUrl::RemoveScheme | QUrl::RemoveAuthority);
         in.headers = request.headers();
         const QByteArray connectionHeader = request.value("Connection").toLower();
-        in.keepAlive = !connectionHeader.contains("close");
+        context.keepAlive = !connectionHeader.contains("close");
     }
-    ResponseSlot *slot = connection->openSlot(in.keepAlive, in.versionMinor);
-    m_handler(std::move(in), slot);
+    context.headRequest = in.method == "HEAD";
+    ResponseWriter *writer = connection->openWriter(context);
+    m_handler.handle(std::move(in), writer);
     return true;
 }
 

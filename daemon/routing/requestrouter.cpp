@@ -4,8 +4,7 @@
 #include "debugcatalog.h"
 #include "forward/forwardexchange.h"
 #include "forward/forwardheaders.h"
-#include "http/clientconnection.h"
-#include "http/localresponse.h"
+#include "http/responsewriter.h"
 #include "observe/logging.h"
 #include "observe/metrics.h"
 #include "observe/requestid.h"
@@ -46,20 +45,13 @@ RequestRouter::RequestRouter(std::shared_ptr<const RouteTable> table, UpstreamTr
     : m_table(std::move(table)), m_transport(transport), m_metrics(metrics), m_options(options)
 {}
 
-void RequestRouter::answer(ResponseSlot *slot, const QByteArray &response)
-{
-    slot->write(response);
-    slot->finish();
-}
-
-void RequestRouter::answerError(ResponseSlot *slot, int status, const QString &message,
+void RequestRouter::answerError(ResponseWriter *writer, int status, const QString &message,
                                 const QByteArray &code, const QString &param)
 {
-    answer(slot, localErrorResponse(status, message, newRequestId(), slot->connectionHeader(), code,
-                                    param));
+    writer->respondError(status, message, newRequestId(), code, param);
 }
 
-void RequestRouter::handle(InboundRequest request, ResponseSlot *slot)
+void RequestRouter::handle(InboundRequest request, ResponseWriter *writer)
 {
     const qsizetype q = request.target.indexOf('?');
     const QByteArray path = q < 0 ? request.target : request.target.left(q);
@@ -67,34 +59,31 @@ void RequestRouter::handle(InboundRequest request, ResponseSlot *slot)
     const bool get = request.method == "GET";
 
     if (path == "/healthz") {
-        return get ? answer(slot, localResponse(200, "text/plain; charset=utf-8", "ok\n",
-                                                newRequestId(), slot->connectionHeader()))
-                   : answerError(slot, 405, QStringLiteral("/healthz answers GET only"));
+        return get ? writer->respond(200, "text/plain; charset=utf-8", "ok\n", newRequestId())
+                   : answerError(writer, 405, QStringLiteral("/healthz answers GET only"));
     }
     if (path == "/metrics") {
-        return get ? answer(slot, localResponse(200, "text/plain; version=0.0.4; charset=utf-8",
-                                                m_metrics.render(), newRequestId(),
-                                                slot->connectionHeader()))
-                   : answerError(slot, 405, QStringLiteral("/metrics answers GET only"));
+        return get ? writer->respond(200, "text/plain; version=0.0.4; charset=utf-8",
+                                     m_metrics.render(), newRequestId())
+                   : answerError(writer, 405, QStringLiteral("/metrics answers GET only"));
     }
     if (path == "/v1/models" || path == "/v1/models/") {
         if (!get) {
-            return answerError(slot, 405, QStringLiteral("/v1/models answers GET only"));
+            return answerError(writer, 405, QStringLiteral("/v1/models answers GET only"));
         }
         const QUrlQuery params(QString::fromUtf8(query));
         const bool debug =
             debugRequested(params.hasQueryItem(QStringLiteral("debug")),
                            params.queryItemValue(QStringLiteral("debug"), QUrl::FullyDecoded));
-        return answer(slot,
-                      localResponse(200, "application/json",
-                                    catalogToJson(m_table->catalog(m_options.startedAt), debug),
-                                    newRequestId(), slot->connectionHeader()));
+        return writer->respond(200, "application/json",
+                               catalogToJson(m_table->catalog(m_options.startedAt), debug),
+                               newRequestId());
     }
     if (path.startsWith("/v1/models/") && get) {
         const QString id = QUrl::fromPercentEncoding(path.mid(11));
         const qsizetype index = m_table->find(id);
         if (index < 0) {
-            return answerError(slot, 404, QStringLiteral("The model `%1` does not exist").arg(id),
+            return answerError(writer, 404, QStringLiteral("The model `%1` does not exist").arg(id),
                                "model_not_found", QStringLiteral("model"));
         }
         // The list's single entry is the object OpenAI's retrieve-model endpoint returns.
@@ -104,26 +93,25 @@ void RequestRouter::handle(InboundRequest request, ResponseSlot *slot)
         const QByteArray list = catalogToJson(one, false);
         const qsizetype open = list.indexOf('[');
         const qsizetype close = list.lastIndexOf(']');
-        return answer(slot,
-                      localResponse(200, "application/json", list.mid(open + 1, close - open - 1),
-                                    newRequestId(), slot->connectionHeader()));
+        return writer->respond(200, "application/json", list.mid(open + 1, close - open - 1),
+                               newRequestId());
     }
     if (path.startsWith("/v1/")) {
         if (request.method != "POST") {
             return answerError(
-                slot, 405,
+                writer, 405,
                 QStringLiteral("%1 is not allowed on %2: model requests are POSTs")
                     .arg(QString::fromLatin1(request.method), QString::fromUtf8(path)));
         }
-        return forward(request, slot);
+        return forward(request, writer);
     }
-    answerError(slot, 404,
+    answerError(writer, 404,
                 QStringLiteral("no such endpoint: %1 (SLP serves POST /v1/..., GET /v1/models, "
                                "/healthz, /metrics)")
                     .arg(QString::fromUtf8(path).left(200)));
 }
 
-void RequestRouter::forward(InboundRequest &request, ResponseSlot *slot)
+void RequestRouter::forward(InboundRequest &request, ResponseWriter *writer)
 {
     const auto countUnknown = [this](int status) {
         m_metrics.add(metric::requestsTotal, {{QStringLiteral("model_id"), kUnknownModel},
@@ -131,7 +119,7 @@ void RequestRouter::forward(InboundRequest &request, ResponseSlot *slot)
     };
     if (request.body.size() > m_options.maxBodyBytes) {
         countUnknown(413);
-        return answerError(slot, 413,
+        return answerError(writer, 413,
                            QStringLiteral("request body is larger than max_body_bytes (%1 bytes)")
                                .arg(m_options.maxBodyBytes));
     }
@@ -140,7 +128,7 @@ void RequestRouter::forward(InboundRequest &request, ResponseSlot *slot)
     const BodyScan scan = scanBody(request.body);
     if (scan.verdict != BodyScan::Verdict::Ok) {
         countUnknown(400);
-        return answerError(slot, 400, scanError(scan), "invalid_request_body",
+        return answerError(writer, 400, scanError(scan), "invalid_request_body",
                            QStringLiteral("model"));
     }
 
@@ -148,7 +136,7 @@ void RequestRouter::forward(InboundRequest &request, ResponseSlot *slot)
     const qsizetype index = m_table->find(scan.model);
     if (index < 0) {
         countUnknown(404);
-        return answerError(slot, 404,
+        return answerError(writer, 404,
                            QStringLiteral("The model `%1` does not exist: GET /v1/models lists "
                                           "the models served here")
                                .arg(scan.model.left(256)),
@@ -210,7 +198,7 @@ void RequestRouter::forward(InboundRequest &request, ResponseSlot *slot)
 
     // 4. forward.
     auto *exchange =
-        new ForwardExchange(std::move(plan), m_transport, m_metrics, slot); // owned by slot
+        new ForwardExchange(std::move(plan), m_transport, m_metrics, writer); // owned by writer
     exchange->start();
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "upstream/upstreamtransport.h"
+#include "http/requesthandler.h"
 
 #include <QByteArray>
 #include <QString>
@@ -10,20 +10,8 @@
 namespace slp {
 
 class MetricsRegistry;
-class ResponseSlot;
 class RouteTable;
-
-// A client request as SLP saw it, copied out of QtHttpServer's reused request object.
-struct InboundRequest
-{
-    QByteArray method;
-    QByteArray target;  // path and query exactly as sent
-    HeaderList headers; // in order, repeats kept
-    QByteArray body;
-    QByteArray clientAddress;
-    bool keepAlive = true;
-    int versionMinor = 1;
-};
+class UpstreamTransport;
 
 struct RouterOptions
 {
@@ -34,7 +22,7 @@ struct RouterOptions
 
 // The request path in one screen: SLP's own endpoints, then for a POST under /v1/ read the
 // model id, look it up, rename if the route says so, and hand it to a ForwardExchange.
-class RequestRouter
+class RequestRouter : public RequestHandler
 {
 public:
     RequestRouter(std::shared_ptr<const RouteTable> table, UpstreamTransport &transport,
@@ -44,12 +32,11 @@ public:
     // requests already under way keep what they copied from the old one.
     void setTable(std::shared_ptr<const RouteTable> table) { m_table = std::move(table); }
     void setOptions(const RouterOptions &options) { m_options = options; }
-    void handle(InboundRequest request, ResponseSlot *slot);
+    void handle(InboundRequest request, ResponseWriter *writer) override;
 
 private:
-    void forward(InboundRequest &request, ResponseSlot *slot);
-    void answer(ResponseSlot *slot, const QByteArray &response);
-    void answerError(ResponseSlot *slot, int status, const QString &message,
+    void forward(InboundRequest &request, ResponseWriter *writer);
+    void answerError(ResponseWriter *writer, int status, const QString &message,
                      const QByteArray &code = {}, const QString &param = {});
 
     std::shared_ptr<const RouteTable> m_table;

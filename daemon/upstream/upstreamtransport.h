@@ -1,17 +1,15 @@
 #pragma once
 
+#include "wire/http1.h"
+
 #include <QByteArray>
-#include <QList>
 #include <QObject>
-#include <QPair>
 #include <QString>
 #include <QUrl>
 
 #include <memory>
 
 namespace slp {
-
-using HeaderList = QList<QPair<QByteArray, QByteArray>>;
 
 // What the core hands a transport: already filtered headers and the final body bytes.
 struct UpstreamRequest

@@ -1,0 +1,50 @@
+#pragma once
+
+#include "http/clientconnection.h"
+
+#include <QList>
+#include <QTcpServer>
+
+namespace slp {
+
+class ConnectionBudget;
+
+// Accepts client connections: TCP_NODELAY on each (QtHttpServer sets none, and Nagle plus
+// delayed ACK stalls small writes 40 ms), a ClientConnection attached before QtHttpServer
+// connects its own handlers, and a cap (the budget every worker's listener shares) past which
+// new connections wait in the accept queue.
+class ClientListener : public QTcpServer
+{
+    Q_OBJECT
+public:
+    ClientListener(const ConnectionLimits &limits, ConnectionBudget *budget,
+                   QObject *parent = nullptr);
+    ~ClientListener() override;
+    void setLimits(const ConnectionLimits &limits) { m_limits = limits; }
+    // Stops accepting, drops the parked connections, and lets every open connection finish
+    // what it owes and close (no new requests on kept-alive connections).
+    void beginShutdown();
+
+Q_SIGNALS:
+    void connectionCountChanged(int open);
+    void requestRejected(int status);
+
+protected:
+    void incomingConnection(qintptr handle) override;
+
+private:
+    void adopt(qintptr handle);
+    void admitParked();
+
+    ConnectionLimits m_limits;
+    ConnectionBudget *m_budget; // the daemon's; outlives every listener
+    int m_open = 0;
+    // Accepted past the cap, not read: QTcpServer's accept loop keeps calling accept() after
+    // pauseAccepting() until the kernel queue is empty, so a burst lands here beyond
+    // max_connections. They wait here as they would have in the kernel's queue and are
+    // adopted as connections close (on any worker).
+    QList<qintptr> m_parked;
+    static constexpr qsizetype kMaxParked = 4096; // the listen backlog slp asks for
+};
+
+} // namespace slp
