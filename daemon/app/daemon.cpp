@@ -197,10 +197,18 @@ void Daemon::startDiscovery()
 
 void Daemon::startSupervisor(qsizetype routeIndex)
 {
-    auto *supervisor = new DiscoverySupervisor(m_table.get(), routeIndex, m_config.discovery,
-                                               m_discoveryNetwork, m_metrics, this);
-    connect(supervisor, &DiscoverySupervisor::nameChanged, this, &Daemon::refreshModelInfo);
-    connect(supervisor, &DiscoverySupervisor::probed, this, &Daemon::publishTable);
+    auto *supervisor =
+        new DiscoverySupervisor(m_table->route(routeIndex), routeIndex, m_config.discovery,
+                                m_discoveryNetwork, m_metrics, this);
+    // Discovery reports; the daemon applies what it learned and publishes the new snapshot.
+    connect(supervisor, &DiscoverySupervisor::reported, this,
+            [this, supervisor](qsizetype index, bool nameChanged) {
+                m_table->discovery(index) = supervisor->state();
+                publishTable();
+                if (nameChanged) {
+                    refreshModelInfo();
+                }
+            });
     m_supervisors.append(supervisor);
     supervisor->start();
 }
@@ -308,8 +316,8 @@ void Daemon::applyReload()
         const qsizetype index = table->find(old.id);
         if (sameSchedule && index >= 0 && table->route(index).nameSource == NameSource::Discover &&
             table->route(index).origin == old.origin) {
-            table->discovery(index) = m_table->discovery(supervisor->routeIndex());
-            supervisor->rebind(table.get(), index);
+            table->discovery(index) = supervisor->state();
+            supervisor->rebind(index);
             supervised[index] = true;
             kept.append(supervisor);
             continue;

@@ -2,7 +2,6 @@
 
 #include "observe/logging.h"
 #include "observe/metrics.h"
-#include "routing/routetable.h"
 
 #include <QDateTime>
 #include <QNetworkAccessManager>
@@ -34,14 +33,13 @@ QString resultLabel(ProbeResult result)
 }
 } // namespace
 
-DiscoverySupervisor::DiscoverySupervisor(RouteTable *table, qsizetype routeIndex,
+DiscoverySupervisor::DiscoverySupervisor(const Route &route, qsizetype routeIndex,
                                          const DiscoverySettings &settings,
                                          QNetworkAccessManager *network, MetricsRegistry &metrics,
                                          QObject *parent)
-    : QObject(parent), m_table(table), m_index(routeIndex), m_id(table->route(routeIndex).id),
-      m_url(table->route(routeIndex).origin + QStringLiteral("/v1/models")), m_settings(settings),
-      m_network(network), m_metrics(metrics),
-      m_schedule(settings.backoffInitial, settings.backoffMax, settings.recheck)
+    : QObject(parent), m_index(routeIndex), m_id(route.id),
+      m_url(route.origin + QStringLiteral("/v1/models")), m_settings(settings), m_network(network),
+      m_metrics(metrics), m_schedule(settings.backoffInitial, settings.backoffMax, settings.recheck)
 {
     m_nextProbe.setSingleShot(true);
     m_probeTimeout.setSingleShot(true);
@@ -57,12 +55,6 @@ DiscoverySupervisor::~DiscoverySupervisor()
         m_reply->abort();
         m_reply->deleteLater();
     }
-}
-
-void DiscoverySupervisor::rebind(RouteTable *table, qsizetype routeIndex)
-{
-    m_table = table;
-    m_index = routeIndex;
 }
 
 void DiscoverySupervisor::start()
@@ -134,7 +126,7 @@ void DiscoverySupervisor::onProbeFinished()
         return settle(ProbeResult::Error, list.error);
     }
 
-    DiscoveryState &state = m_table->discovery(m_index);
+    DiscoveryState &state = m_state;
     if (list.ids.size() != 1) {
         const QString tail =
             state.name.isEmpty()
@@ -175,16 +167,15 @@ void DiscoverySupervisor::onProbeFinished()
                        .arg(m_id, state.name, name);
             m_metrics.add(metric::modelChanges, {{QStringLiteral("model_id"), m_id}});
         }
-        state.name = name; // the one field discovery may write, in the daemon's own table:
-                           // workers see it in the snapshot published once this settles
-        Q_EMIT nameChanged(m_index);
+        state.name = name; // workers see it in the snapshot the daemon publishes on report
+        m_nameChanged = true;
     }
     settle(ProbeResult::Ok, {});
 }
 
 void DiscoverySupervisor::settle(ProbeResult result, const QString &detail)
 {
-    DiscoveryState &state = m_table->discovery(m_index);
+    DiscoveryState &state = m_state;
     state.lastProbe = resultLabel(result);
     state.lastProbeAt = QDateTime::currentDateTimeUtc();
     m_metrics.add(metric::discoveryProbes, {{QStringLiteral("model_id"), m_id},
@@ -199,7 +190,7 @@ void DiscoverySupervisor::settle(ProbeResult result, const QString &detail)
                    .arg(m_id, m_url, detail, keeping, formatGoDuration(wait));
     }
     m_nextProbe.start(ms(wait));
-    Q_EMIT probed(m_index);
+    Q_EMIT reported(m_index, std::exchange(m_nameChanged, false));
 }
 
 } // namespace slp

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "config/config.h"
+#include "discovery/discoverystate.h"
 #include "discovery/modellist.h"
 
 #include <QElapsedTimer>
@@ -14,31 +15,30 @@ class QNetworkReply;
 namespace slp {
 
 class MetricsRegistry;
-class RouteTable;
 
-// Learns one unpinned backend's model name in the background (design note "Model names"):
-// probes GET URL/v1/models on a QTimer back-off, never on the request path, and updates the
-// one field of its route that discovery may touch. Zero or several models never guess.
+// Learns one unpinned backend's model name in the background: probes GET URL/v1/models on a
+// QTimer back-off, never on the request path, and reports what it learned; it never writes
+// into a route table. Zero or several models never guess.
 class DiscoverySupervisor : public QObject
 {
     Q_OBJECT
 public:
-    DiscoverySupervisor(RouteTable *table, qsizetype routeIndex, const DiscoverySettings &settings,
+    DiscoverySupervisor(const Route &route, qsizetype routeIndex, const DiscoverySettings &settings,
                         QNetworkAccessManager *network, MetricsRegistry &metrics,
                         QObject *parent = nullptr);
     ~DiscoverySupervisor() override;
 
     void start();
     qsizetype routeIndex() const { return m_index; }
-    // After a reload kept this backend unchanged: its state moved to `table` at `routeIndex`.
-    void rebind(RouteTable *table, qsizetype routeIndex);
+    // After a reload kept this backend unchanged: its route is now at `routeIndex`.
+    void rebind(qsizetype routeIndex) { m_index = routeIndex; }
+    const DiscoveryState &state() const { return m_state; }
     const DiscoverySettings &settings() const { return m_settings; }
 
 Q_SIGNALS:
-    // The route's upstream name changed (first discovery included).
-    void nameChanged(qsizetype routeIndex);
-    // A probe settled: the route's discovery state (name, last probe) may have changed.
-    void probed(qsizetype routeIndex);
+    // A probe settled: state() holds what is known now. `nameChanged` when the upstream name
+    // changed (first discovery included).
+    void reported(qsizetype routeIndex, bool nameChanged);
 
 private:
     void probe();
@@ -47,7 +47,7 @@ private:
     void settle(ProbeResult result, const QString &detail);
     void scheduleNext(ProbeResult result);
 
-    RouteTable *m_table;
+    DiscoveryState m_state;
     qsizetype m_index;
     QString m_id;
     QString m_url;
@@ -59,6 +59,7 @@ private:
     QTimer m_probeTimeout;
     QPointer<QNetworkReply> m_reply;
     bool m_timedOut = false;
+    bool m_nameChanged = false; // since the last report
 };
 
 } // namespace slp

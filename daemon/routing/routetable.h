@@ -2,21 +2,12 @@
 
 #include "config/config.h"
 #include "debugcatalog.h"
+#include "discovery/discoverystate.h"
 
-#include <QDateTime>
 #include <QHash>
 #include <QString>
 
 namespace slp {
-
-// What discovery has learned about one backend route. The only runtime state SLP has.
-struct DiscoveryState
-{
-    QString name;      // the probed name in use; empty until one is known
-    QString lastProbe; // ok | ambiguous | error; empty until the first probe
-    QDateTime lastProbeAt;
-    bool ambiguous = false;
-};
 
 // The compiled route table plus discovery's one field per backend route. The request path
 // asks it two things: which route serves an id, and what model name to send upstream.

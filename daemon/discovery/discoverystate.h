@@ -1,0 +1,18 @@
+#pragma once
+
+#include <QDateTime>
+#include <QString>
+
+namespace slp {
+
+// What discovery has learned about one backend route: the only runtime state SLP has. A
+// DiscoverySupervisor keeps its own and reports it; the daemon copies it into its route table.
+struct DiscoveryState
+{
+    QString name;      // the probed name in use; empty until one is known
+    QString lastProbe; // ok | ambiguous | error; empty until the first probe
+    QDateTime lastProbeAt;
+    bool ambiguous = false;
+};
+
+} // namespace slp
