@@ -1,7 +1,8 @@
 #include "bodyscanner.h"
 
+#include "jsontext.h"
+
 #include <QList>
-#include <QStringDecoder>
 #include <QVarLengthArray>
 
 #include <algorithm>
@@ -12,187 +13,11 @@
 #include <emmintrin.h>
 #endif
 
-// Decisions where RFC 8259 and QJsonDocument::fromJson disagree (the scanner follows the RFC;
-// tst_body_scanner's differential test excludes exactly these cases):
-//  - a leading UTF-8 BOM is rejected (RFC 8259 section 8.1: senders MUST NOT add one); Qt skips it;
-//  - raw control characters U+0000..U+001F inside strings are rejected; Qt accepts them;
-//  - unknown escapes ("\x", "\'") are rejected; Qt keeps the escaped character;
-//  - numbers must have digits before and after '.' ("1.", ".5", "-.5" are rejected); Qt
-//    accepts them;
-//  - numbers outside double's range (1e999, 1e-999) are accepted (the RFC's grammar has no
-//    range); Qt rejects them;
-//  - a scalar at the top level is valid JSON (NotObject); Qt refuses any non-container;
-//  - nesting is limited by maxDepth (512 by default); Qt allows 1024;
-//  - lone surrogates in \u escapes are accepted (the RFC's grammar allows them) and decoded
-//    as lone UTF-16 code units, exactly as Qt does.
-
 namespace slp {
 
 namespace {
 
-enum class KeyKind : quint8
-{
-    Other,
-    Model,
-    Stream,
-    Logprobs,
-    TopLogprobs,
-    Echo,
-    PromptLogprobs
-};
-
-inline bool isDigit(char c)
-{
-    return c >= '0' && c <= '9';
-}
-
-inline int hexValue(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-KeyKind classifyKey(const char *s, qsizetype n)
-{
-    auto is = [&](const char *lit) {
-        const auto len = qsizetype(std::strlen(lit));
-        return n == len && std::memcmp(s, lit, size_t(n)) == 0;
-    };
-    switch (n) {
-    case 4:
-        return is("echo") ? KeyKind::Echo : KeyKind::Other;
-    case 5:
-        return is("model") ? KeyKind::Model : KeyKind::Other;
-    case 6:
-        return is("stream") ? KeyKind::Stream : KeyKind::Other;
-    case 8:
-        return is("logprobs") ? KeyKind::Logprobs : KeyKind::Other;
-    case 12:
-        return is("top_logprobs") ? KeyKind::TopLogprobs : KeyKind::Other;
-    case 15:
-        return is("prompt_logprobs") ? KeyKind::PromptLogprobs : KeyKind::Other;
-    default:
-        return KeyKind::Other;
-    }
-}
-
-// Decodes an already validated key body (between the quotes) that contains escapes. Only the
-// few ASCII keys we look for matter, so anything long or non-ASCII is simply "Other".
-KeyKind classifyEscapedKey(const char *s, qsizetype n)
-{
-    char buf[16];
-    qsizetype len = 0;
-    for (qsizetype i = 0; i < n;) {
-        char c = s[i];
-        if (c == '\\') {
-            const char e = s[i + 1];
-            if (e == 'u') {
-                int v = 0;
-                for (int k = 0; k < 4; ++k)
-                    v = v * 16 + hexValue(s[i + 2 + k]);
-                if (v >= 0x80)
-                    return KeyKind::Other;
-                c = char(v);
-                i += 6;
-            } else {
-                switch (e) {
-                case 'b':
-                    c = '\b';
-                    break;
-                case 'f':
-                    c = '\f';
-                    break;
-                case 'n':
-                    c = '\n';
-                    break;
-                case 'r':
-                    c = '\r';
-                    break;
-                case 't':
-                    c = '\t';
-                    break;
-                default:
-                    c = e;
-                    break; // '"', '\\', '/'
-                }
-                i += 2;
-            }
-        } else {
-            if (uchar(c) >= 0x80)
-                return KeyKind::Other;
-            ++i;
-        }
-        if (len == qsizetype(sizeof buf))
-            return KeyKind::Other;
-        buf[len++] = c;
-    }
-    return classifyKey(buf, len);
-}
-
-// QString::fromUtf8 drops a leading U+FEFF as a byte-order mark; inside a JSON string it is a
-// character like any other, and the model id must decode exactly as the client wrote it.
-QString utf8Exact(const char *s, qsizetype n)
-{
-    QStringDecoder decoder(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless |
-                                                     QStringDecoder::Flag::ConvertInitialBom);
-    return decoder.decode(QByteArrayView(s, n));
-}
-
-// Decodes a validated string body (between the quotes) to UTF-16. \u escapes become code
-// units as written, so surrogate pairs join and lone surrogates stay, as in QJsonDocument.
-QString decodeString(const char *s, qsizetype n, bool hasEscapes)
-{
-    if (!hasEscapes)
-        return utf8Exact(s, n);
-    QString out;
-    out.reserve(n);
-    qsizetype i = 0;
-    while (i < n) {
-        const char *bs = static_cast<const char *>(std::memchr(s + i, '\\', size_t(n - i)));
-        const qsizetype runEnd = bs ? bs - s : n;
-        if (runEnd > i)
-            out += utf8Exact(s + i, runEnd - i);
-        i = runEnd;
-        if (i >= n)
-            break;
-        const char e = s[i + 1];
-        switch (e) {
-        case 'u': {
-            int v = 0;
-            for (int k = 0; k < 4; ++k)
-                v = v * 16 + hexValue(s[i + 2 + k]);
-            out += QChar(char16_t(v));
-            i += 6;
-            continue;
-        }
-        case 'b':
-            out += QLatin1Char('\b');
-            break;
-        case 'f':
-            out += QLatin1Char('\f');
-            break;
-        case 'n':
-            out += QLatin1Char('\n');
-            break;
-        case 'r':
-            out += QLatin1Char('\r');
-            break;
-        case 't':
-            out += QLatin1Char('\t');
-            break;
-        default:
-            out += QLatin1Char(e);
-            break;
-        }
-        i += 2;
-    }
-    return out;
-}
+using namespace jsontext;
 
 class Scanner
 {
@@ -290,35 +115,9 @@ inline qsizetype skipPlain(const char *p, qsizetype pos, qsizetype n)
 // forms, no encoded surrogates, nothing above U+10FFFF.
 bool Scanner::validateUtf8(qsizetype &pos)
 {
-    const auto *u = reinterpret_cast<const uchar *>(m_p);
-    const uchar c = u[pos];
-    int len;
-    uchar lo = 0x80, hi = 0xBF; // allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else {
+    const qsizetype len = utf8SequenceLength(reinterpret_cast<const uchar *>(m_p), pos, m_n);
+    if (len == 0)
         return fail(QStringLiteral("invalid UTF-8 in string at byte %1").arg(pos));
-    }
-    if (pos + len > m_n)
-        return fail(QStringLiteral("invalid UTF-8 in string at byte %1").arg(pos));
-    if (u[pos + 1] < lo || u[pos + 1] > hi)
-        return fail(QStringLiteral("invalid UTF-8 in string at byte %1").arg(pos));
-    for (int k = 2; k < len; ++k) {
-        if ((u[pos + k] & 0xC0) != 0x80)
-            return fail(QStringLiteral("invalid UTF-8 in string at byte %1").arg(pos));
-    }
     pos += len;
     return true;
 }
@@ -668,145 +467,11 @@ BodyScan Scanner::run()
     return scan;
 }
 
-void appendUtf8(QByteArray &out, char32_t cp)
-{
-    if (cp < 0x800) {
-        out += char(0xC0 | (cp >> 6));
-    } else if (cp < 0x10000) {
-        out += char(0xE0 | (cp >> 12));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-    } else {
-        out += char(0xF0 | (cp >> 18));
-        out += char(0x80 | ((cp >> 12) & 0x3F));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-    }
-    out += char(0x80 | (cp & 0x3F));
-}
-
-void appendUEscape(QByteArray &out, char16_t u)
-{
-    static const char hex[] = "0123456789abcdef";
-    const char buf[6] = {
-        '\\', 'u', hex[(u >> 12) & 0xF], hex[(u >> 8) & 0xF], hex[(u >> 4) & 0xF], hex[u & 0xF]};
-    out.append(buf, 6);
-}
-
 } // namespace
 
 BodyScan scanBody(const QByteArray &body, int maxDepth)
 {
     return Scanner(body, maxDepth).run();
-}
-
-QByteArray jsonStringLiteral(const QString &value)
-{
-    QByteArray out;
-    out.reserve(value.size() + 2);
-    out += '"';
-    const char16_t *s = reinterpret_cast<const char16_t *>(value.constData());
-    const qsizetype n = value.size();
-    for (qsizetype i = 0; i < n; ++i) {
-        const char16_t u = s[i];
-        if (u < 0x80) {
-            switch (u) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\b':
-                out += "\\b";
-                break;
-            case '\f':
-                out += "\\f";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            default:
-                if (u < 0x20)
-                    appendUEscape(out, u);
-                else
-                    out += char(u);
-            }
-        } else if (QChar::isHighSurrogate(u) && i + 1 < n && QChar::isLowSurrogate(s[i + 1])) {
-            appendUtf8(out, QChar::surrogateToUcs4(u, s[i + 1]));
-            ++i;
-        } else if (QChar::isSurrogate(u)) {
-            // A lone surrogate has no UTF-8 form; the escape keeps it exactly (a decoder
-            // such as QJsonDocument gives back the same code unit).
-            appendUEscape(out, u);
-        } else {
-            appendUtf8(out, u);
-        }
-    }
-    out += '"';
-    return out;
-}
-
-QByteArray spliceModel(const QByteArray &body, const BodyScan &scan, const QString &newModel)
-{
-    Q_ASSERT(scan.verdict == BodyScan::Verdict::Ok);
-    if (scan.verdict != BodyScan::Verdict::Ok || scan.valueBegin < 0 ||
-        scan.valueEnd > body.size() || scan.valueBegin >= scan.valueEnd)
-        return body;
-    const QByteArray literal = jsonStringLiteral(newModel);
-    QByteArray out;
-    out.reserve(body.size() - (scan.valueEnd - scan.valueBegin) + literal.size());
-    out.append(body.constData(), scan.valueBegin);
-    out.append(literal);
-    out.append(body.constData() + scan.valueEnd, body.size() - scan.valueEnd);
-    return out;
-}
-
-} // namespace slp
-
-namespace slp {
-
-QByteArray spliceStreamTrue(const QByteArray &body, const BodyScan &scan, const QString &newModel)
-{
-    if (scan.verdict != BodyScan::Verdict::Ok || scan.objectOpen < 0) {
-        return {};
-    }
-    if (scan.stream != BodyScan::Stream::Absent && scan.streamBegin < 0) {
-        return {}; // a compound "stream" value: leave the request alone
-    }
-    // Edits in ascending offset order: (position, bytes removed, bytes inserted).
-    struct Edit
-    {
-        qsizetype at;
-        qsizetype removed;
-        QByteArray inserted;
-    };
-    QList<Edit> edits;
-    if (scan.stream == BodyScan::Stream::Absent) {
-        edits.append({scan.objectOpen + 1, 0, QByteArrayLiteral("\"stream\":true,")});
-    } else {
-        edits.append(
-            {scan.streamBegin, scan.streamEnd - scan.streamBegin, QByteArrayLiteral("true")});
-    }
-    if (!newModel.isEmpty()) {
-        edits.append(
-            {scan.valueBegin, scan.valueEnd - scan.valueBegin, jsonStringLiteral(newModel)});
-    }
-    std::sort(edits.begin(), edits.end(), [](const Edit &a, const Edit &b) { return a.at < b.at; });
-    QByteArray out;
-    out.reserve(body.size() + 64);
-    qsizetype from = 0;
-    for (const Edit &e : edits) {
-        out.append(body.constData() + from, e.at - from);
-        out.append(e.inserted);
-        from = e.at + e.removed;
-    }
-    out.append(body.constData() + from, body.size() - from);
-    return out;
 }
 
 } // namespace slp

@@ -66,11 +66,20 @@ QByteArray spliceModel(const QByteArray &body, const BodyScan &scan, const QStri
 // Returns an empty array when the stream value is compound (an object or array: not edited).
 QByteArray spliceStreamTrue(const QByteArray &body, const BodyScan &scan, const QString &newModel);
 
-// Strictness follows RFC 8259, not QJsonDocument: a leading UTF-8 BOM, raw control characters
-// in strings, unknown escapes and numbers such as "1." or ".5" are NotJson. Lone surrogates in
-// \u escapes are accepted and decoded as lone UTF-16 units (as QJsonDocument does); numbers
-// beyond double's range are accepted (only their syntax matters here). A repeated "stream" or
-// logprobs-family key: the last one counts, as in the Python servers behind SLP.
-// bodyscanner.cpp lists every difference from QJsonDocument; tst_body_scanner checks them.
+// Decisions where RFC 8259 and QJsonDocument::fromJson disagree (the scanner follows the RFC;
+// tst_body_scanner's differential test excludes exactly these cases):
+//  - a leading UTF-8 BOM is rejected (RFC 8259 section 8.1: senders MUST NOT add one); Qt skips it;
+//  - raw control characters U+0000..U+001F inside strings are rejected; Qt accepts them;
+//  - unknown escapes ("\x", "\'") are rejected; Qt keeps the escaped character;
+//  - numbers must have digits before and after '.' ("1.", ".5", "-.5" are rejected); Qt
+//    accepts them;
+//  - numbers outside double's range (1e999, 1e-999) are accepted (the RFC's grammar has no
+//    range); Qt rejects them;
+//  - a scalar at the top level is valid JSON (NotObject); Qt refuses any non-container;
+//  - nesting is limited by maxDepth (512 by default); Qt allows 1024;
+//  - lone surrogates in \u escapes are accepted (the RFC's grammar allows them) and decoded
+//    as lone UTF-16 code units, exactly as Qt does.
+// A repeated "stream" or logprobs-family key: the last one counts, as in the Python servers
+// behind SLP.
 
 } // namespace slp

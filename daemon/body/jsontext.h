@@ -1,0 +1,49 @@
+#pragma once
+
+#include <QString>
+
+// JSON text helpers of the body scanner (internal to body/): key classification and string
+// decoding over bytes the scanner has already validated.
+
+namespace slp::jsontext {
+
+enum class KeyKind : quint8
+{
+    Other,
+    Model,
+    Stream,
+    Logprobs,
+    TopLogprobs,
+    Echo,
+    PromptLogprobs
+};
+
+inline bool isDigit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+inline int hexValue(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+// Length of the UTF-8 sequence at `pos` (lead byte >= 0x80) per Unicode table 3-7, or 0 when
+// it is invalid: overlong forms, encoded surrogates, anything above U+10FFFF, cut short.
+qsizetype utf8SequenceLength(const uchar *u, qsizetype pos, qsizetype n);
+
+// Which top-level key the scanner cares about `s` (n bytes, no escapes) is.
+KeyKind classifyKey(const char *s, qsizetype n);
+// The same for a key with escapes (decoded first).
+KeyKind classifyEscapedKey(const char *s, qsizetype n);
+// Decodes a validated string body (between the quotes) to UTF-16. \u escapes become code
+// units as written, so surrogate pairs join and lone surrogates stay, as in QJsonDocument.
+QString decodeString(const char *s, qsizetype n, bool hasEscapes);
+
+} // namespace slp::jsontext
