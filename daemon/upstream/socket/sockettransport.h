@@ -1,6 +1,6 @@
 #pragma once
 
-#include "upstream/upstreamtransport.h"
+#include "upstream/socket/socketorigin.h"
 
 #include <QElapsedTimer>
 #include <QHash>
@@ -13,16 +13,6 @@
 class QTcpSocket;
 
 namespace slp {
-
-// Where an origin's connections go, worked out once per origin (not per request).
-struct SocketEndpoint
-{
-    QString host;          // what to dial (ACE, IPv6 without brackets)
-    quint16 port = 0;      // default applied
-    bool tls = false;      // https
-    QByteArray hostHeader; // the Host value: host[:port], port only when not the default
-    QString key;           // pool key: the route's origin text
-};
 
 // `upstream_transport: socket`: a keep-alive pool of QTcpSockets (QSslSocket for https) per
 // upstream origin, living in its worker's event-loop thread, and responses parsed with

@@ -1,0 +1,74 @@
+#pragma once
+
+#include "upstream/upstreamtransport.h"
+
+#include <QByteArray>
+#include <QString>
+
+#include <http_parser.h>
+
+#include <deque>
+
+namespace slp {
+
+// One upstream connection's responses, parsed by nodejs' http-parser: bytes in, a head, body
+// bytes and the end out. Pure (no sockets), so every framing rule is unit-tested with bytes.
+// Interim 1xx heads are skipped, never taken for the answer; a length is reported only when
+// the body is not also chunked; bytes after a complete response mark the connection spent.
+class ResponseParser
+{
+public:
+    // The largest response head accepted (process-wide in http-parser 2.9, set once).
+    static constexpr uint32_t kMaxHeadBytes = 64 * 1024;
+
+    ResponseParser();
+    ResponseParser(const ResponseParser &) = delete;
+    ResponseParser &operator=(const ResponseParser &) = delete;
+
+    // Ready for a new response; `headRequest`: it answers a HEAD (a length but no body).
+    void reset(bool headRequest);
+    // Parses `data`; body bytes are queued for read().
+    void feed(const QByteArray &data);
+    // The peer closed: ends a close-delimited body (anything else still open is an error).
+    void feedEof();
+
+    bool hasError() const;
+    // What went wrong, for the log: "larger than 64 KiB" for an oversized head.
+    QString errorText() const;
+
+    // The final head, once, as soon as it is complete.
+    bool takeHead(UpstreamHead *head);
+    // Whether body bytes arrived since the last call.
+    bool takeBodyGrew() { return std::exchange(m_bodyGrew, false); }
+    bool isComplete() const { return m_messageComplete; }
+    bool hasExtraBytes() const { return m_extraBytes; }
+    bool keepAlive() const { return m_keepAlive; }
+
+    qint64 buffered() const { return m_buffered; }
+    QByteArray read(qint64 maxBytes);
+
+private:
+    static const http_parser_settings &settings();
+    static ResponseParser *self(http_parser *p) { return static_cast<ResponseParser *>(p->data); }
+    void endHeader();
+
+    http_parser m_parser{};
+    bool m_headRequest = false;
+    const QByteArray *m_feeding = nullptr; // the piece being parsed
+    UpstreamHead m_pendingHead;
+    QByteArray m_field;
+    QByteArray m_value;
+    bool m_inValue = false;
+    bool m_interim = false;
+    bool m_headPending = false;
+    bool m_messageComplete = false;
+    bool m_extraBytes = false;
+    bool m_keepAlive = false;
+
+    std::deque<QByteArray> m_chunks; // body bytes not yet read
+    qsizetype m_chunkOffset = 0;
+    qint64 m_buffered = 0;
+    bool m_bodyGrew = false;
+};
+
+} // namespace slp
