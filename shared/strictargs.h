@@ -7,7 +7,7 @@
 
 namespace slp {
 
-// The command-line rules `slp` and `slp-monitor` share (field-notes-router-review.txt): every
+// The command-line rules `slp` and `slp-monitor` share (see CommandLine for why): every
 // word must be a known flag, so a stray `help`, `status` or a misspelt flag is a usage error
 // and never starts anything. `--flag value` and `--flag=value` both work; `-h` is `--help`.
 struct ArgSpec

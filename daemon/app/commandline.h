@@ -5,8 +5,9 @@
 
 namespace slp {
 
-// `slp` arguments. Strict on purpose (field-notes-router-review.txt): a stray word such as
-// `slp help` or a misspelt flag is a usage error and can never start a server.
+// `slp` arguments. Strict on purpose: routers that took a stray word for a subcommand or a
+// config path have started servers nobody asked for. Here `slp help` or a misspelt flag is a
+// usage error and can never start a server.
 struct CommandLine
 {
     enum class Action

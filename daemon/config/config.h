@@ -87,7 +87,7 @@ ConfigResult compileConfig(const QByteArray &yaml, const QString &fileName);
 // Reads the file, then compileConfig. A missing or unreadable file is one ConfigError.
 ConfigResult loadConfigFile(const QString &path);
 
-// The start-up dump line for route `index` (CONTRACT "Startup logs"), names padded to `width`:
+// The start-up dump line for route `index` (README "Running it"), names padded to `width`:
 // "NAME -> URL as \"MODEL\"", "NAME -> URL (discovering)", "(passthrough)", "(follows BACKEND)".
 QString routeDumpLine(const Config &config, int index, int width);
 

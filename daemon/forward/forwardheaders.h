@@ -4,7 +4,7 @@
 
 namespace slp {
 
-// Header rules of the forward path (CONTRACT "HTTP surface"), kept pure for unit tests.
+// Header rules of the forward path (README "HTTP surface"), kept pure for unit tests.
 
 struct InboundHeaders
 {

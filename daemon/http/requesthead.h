@@ -8,7 +8,7 @@
 namespace slp {
 
 // SLP's own strict reading of a client's request head. QtHttpServer 6.4 parses leniently and
-// enforces no limits (QT64-NOTES.md), so every connection's bytes are read here first: this
+// enforces no limits (docs/QT64.md), so every connection's bytes are read here first: this
 // decides 400/413/414/431/505 before QtHttpServer buffers anything, and keeps what Qt drops
 // (the raw target, the HTTP version, repeated headers in order).
 struct RequestHeadLimits

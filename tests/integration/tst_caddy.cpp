@@ -1,4 +1,4 @@
-// Debian's Caddy in front of the real `slp` (CONTRACT "Build, install"; resources/caddy/):
+// Debian's Caddy in front of the real `slp` (README "Install and operate"; resources/caddy/):
 // `tls internal` on 127.0.0.1, HTTP/2 to the client, `reverse_proxy` with `flush_interval -1`.
 // A streamed answer arrives over HTTP/2 piece by piece; errors SLP answers keep SLP's request
 // id through Caddy; two slp instances behind one Caddy (round robin, health checks,

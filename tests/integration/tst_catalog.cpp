@@ -1,4 +1,4 @@
-// What SLP answers itself, over a real socket (CONTRACT "HTTP surface": GET /v1/models and
+// What SLP answers itself, over a real socket (README "HTTP surface": GET /v1/models and
 // ?debug, /v1/models/ID, /healthz, /metrics): from the route table, never touching a backend,
 // never naming a backend's host.
 #include "prometheustext.h"

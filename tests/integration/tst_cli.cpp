@@ -1,4 +1,4 @@
-// The `slp` command line, run as a real process (CONTRACT "slp command line"): usage errors
+// The `slp` command line, run as a real process (README "Running it"): usage errors
 // exit 2 without serving, --version/--help print to stdout, --check compiles and prints the
 // route table without contacting anything, config errors are all reported, overrides work.
 #include "testsupport.h"

@@ -1,6 +1,7 @@
-// Model-name discovery against the real `slp` and mock vLLM upstreams (CONTRACT "Discovery",
-// "Metrics", GET /v1/models ?debug; design note "Model names", "Pinning"). Probe timings are
-// shrunk through the config's discovery block so every case settles in well under a second.
+// Model-name discovery against the real `slp` and mock vLLM upstreams (docs/DECISIONS.md
+// "Discovery", "Metrics", GET /v1/models ?debug; docs/DECISIONS.md on discovery and pinning). Probe
+// timings are shrunk through the config's discovery block so every case settles in well under a
+// second.
 #include "prometheustext.h"
 #include "testsupport.h"
 

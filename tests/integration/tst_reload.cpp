@@ -1,4 +1,4 @@
-// SIGHUP reload against the real `slp` and mock vLLM upstreams (CONTRACT "slp command line",
+// SIGHUP reload against the real `slp` and mock vLLM upstreams (README "Running it",
 // "Config": SIGHUP reloads): a config that fails to compile is logged with its errors and the
 // old table keeps serving; a good one replaces the table between requests (a new route
 // answers, a removed one is 404); a request in flight finishes on the route it started on;

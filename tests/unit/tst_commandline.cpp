@@ -1,4 +1,4 @@
-// parseCommandLine (CONTRACT "slp command line"): strict on purpose, so a stray word or a
+// parseCommandLine (README "Running it"): strict on purpose, so a stray word or a
 // misspelt flag is a usage error and can never start a server.
 //
 // (If it ever moves into slp_core, drop this include.)

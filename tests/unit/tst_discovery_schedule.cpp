@@ -1,4 +1,4 @@
-// DiscoverySchedule (CONTRACT "Discovery": backoff_initial doubling to backoff_max until a
+// DiscoverySchedule (docs/DECISIONS.md "Discovery": backoff_initial doubling to backoff_max until a
 // name is known, then recheck; ambiguous or failed probes go back on the backoff) and
 // parseModelList (a backend's GET /v1/models answer).
 #include "discovery/modellist.h"

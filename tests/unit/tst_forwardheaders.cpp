@@ -1,4 +1,4 @@
-// The header rules of the forward path (CONTRACT "HTTP surface"): hop-by-hop and
+// The header rules of the forward path (README "HTTP surface"): hop-by-hop and
 // Connection-named headers dropped, Host the upstream's, inbound X-Request-Id never forwarded,
 // X-Forwarded-* appended or set, everything else passed with repeats kept apart.
 #include "forward/forwardheaders.h"

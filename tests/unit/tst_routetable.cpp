@@ -1,5 +1,6 @@
 // RouteTable: which name each route sends upstream, how ?debug labels it, and the catalog
-// built from it (CONTRACT "GET /v1/models", design note "Model names" / "Pinning").
+// built from it (README "HTTP surface", GET /v1/models; docs/DECISIONS.md on discovery and
+// pinning).
 #include "routing/routetable.h"
 
 #include <QTest>

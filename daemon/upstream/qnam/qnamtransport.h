@@ -13,10 +13,10 @@ class QNetworkReply;
 
 namespace slp {
 
-// The design card's transport: QNetworkAccessManager, with every default that would break a
-// byte-exact proxy turned off (QT64-NOTES.md): no redirects, cookies, cache, proxy, HTTP/2
-// or silent decompression. Qt 6.4 caps each QNAM at 6 connections per host and queues the
-// rest, so this keeps a pool of QNAMs per origin and spreads requests over them.
+// `upstream_transport: qnam`: QNetworkAccessManager, with every default that would break a
+// byte-exact proxy turned off (docs/QT64.md, "Defaults wrong for a proxy"): no redirects, cookies,
+// cache, proxy, HTTP/2 or silent decompression. Qt 6.4 caps each QNAM at 6 connections per host and
+// queues the rest, so this keeps a pool of QNAMs per origin and spreads requests over them.
 class QnamTransport : public QObject, public UpstreamTransport
 {
     Q_OBJECT

@@ -144,7 +144,8 @@ private:
     void onConnected()
     {
         m_socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
-        m_socket->flush(); // not a bytesWritten handler: safe (QT64-NOTES.md)
+        m_socket
+            ->flush(); // not a bytesWritten handler: safe (docs/QT64.md, "flush in bytesWritten")
     }
     void onReadyRead()
     {
