@@ -61,35 +61,39 @@ void ClientConnection::onReadyRead()
         m_bodySeen = 0;
         m_chunked.reset();
     }
-    QByteArray fresh; // the bytes of this request not looked at yet
+    QByteArray body; // the bytes of this read that belong to the current request's body
     if (!m_haveCurrent) {
+        // Only the head is parsed from here: at most the head limit (and a margin to see the
+        // blank line) is copied, however much the read holds.
+        const qsizetype before = m_accumulated.size();
         const qint64 cap = m_limits.head.maxHeaderBytes + 8192;
-        if (continuing) {
-            m_accumulated += m_socket->peek(std::min(available, cap));
-        } else {
-            m_accumulated = m_socket->peek(std::min(available, cap));
-        }
+        m_accumulated += m_socket->peek(std::max<qint64>(0, std::min(available, cap - before)));
         RequestHead head = parseRequestHead(m_accumulated, m_limits.head);
         if (head.state == RequestHead::State::Rejected) {
             rejectWith(head.errorStatus, head.errorMessage);
             return;
         }
         if (head.state == RequestHead::State::Incomplete) {
+            if (m_accumulated.size() >= cap) {
+                rejectWith(431, "request header fields too large");
+                return;
+            }
             if (!m_headerTimer.isActive()) {
-                m_headerTimer.start(m_limits.headerTimeout);
+                m_headerTimer.start(m_limits.headerTimeout); // from the head's first byte
             }
             return;
         }
         m_headerTimer.stop();
-        m_bodySeen = m_accumulated.size() - head.headLength;
+        const qint64 headInThisRead = head.headLength - before;
+        m_bodySeen = available - headInThisRead;
         m_current = std::move(head);
         m_haveCurrent = true;
         if (m_current.chunked) {
             m_chunked.emplace();
-            // Everything after the head, not only what the head check peeked at.
-            const qint64 total = continuing ? m_accumulated.size() : available;
-            const QByteArray all = continuing ? m_accumulated : m_socket->peek(total);
-            fresh = all.mid(m_current.headLength);
+            // Every body byte of this read, however the read was split from the head.
+            body = m_socket->peek(available).mid(headInThisRead);
+        } else {
+            m_current.bodyBytes = std::max<qint64>(0, m_current.contentLength);
         }
         m_accumulated.clear();
         // QtHttpServer ignores Expect: clients such as curl would wait a second before the body.
@@ -99,30 +103,30 @@ void ClientConnection::onReadyRead()
             // Queued: it must never land inside an earlier response still being written.
             openWriter({})->writeContinue();
         }
+        // The body's deadline runs from the end of the head, not from each read: a trickle
+        // cannot hold the connection forever.
+        m_bodyTimer.start(m_limits.idleTimeout);
     } else if (continuing) {
         m_bodySeen += available;
         if (m_chunked) {
-            fresh = m_socket->peek(available);
+            body = m_socket->peek(available);
         }
     }
-    if (m_chunked && !fresh.isEmpty()) {
-        const auto result = m_chunked->feed(fresh);
+    if (m_chunked && !body.isEmpty()) {
+        const auto result = m_chunked->feed(body);
         if (result == ChunkedBodyValidator::Result::Error) {
             rejectWith(400, "malformed chunked body: " + m_chunked->error());
             return;
         }
-        if (m_chunked->dataBytes() > m_limits.head.maxBodyBytes) {
+        // Framing counts too: size lines and extensions are bytes the client made SLP read.
+        if (m_chunked->wireBytes() > m_limits.head.maxBodyBytes) {
             rejectWith(413, "request body too large");
             return;
         }
         if (result == ChunkedBodyValidator::Result::Done) {
+            m_current.bodyBytes = m_chunked->dataBytes();
             m_chunked.reset(); // what follows is the next request, checked when Qt gets to it
         }
-    }
-    if (m_haveCurrent) {
-        // The head is in, the body is not complete (or Qt would have dispatched it by now,
-        // right after this handler): a body that stalls this long is refused.
-        m_bodyTimer.start(m_limits.idleTimeout);
     }
 }
 
@@ -145,6 +149,43 @@ ResponseWriter *ClientConnection::openWriter(const ResponseContext &context)
     m_queue.append(writer);
     m_idleTimer.stop();
     return writer;
+}
+
+void ClientConnection::dispatch(InboundRequest request, ResponseWriter *writer,
+                                RequestHandler &handler)
+{
+    if (!writer->m_context.keepAlive) {
+        m_closeQueued = true;
+    }
+    if (m_waiting.isEmpty() && isHeadOfQueue(writer)) {
+        handler.handle(std::move(request), writer);
+        return;
+    }
+    if (m_waiting.size() >= kMaxWaiting) {
+        // Bounded: each held request keeps its body in memory.
+        writer->setKeepAlive(false);
+        m_closeQueued = true;
+        writer->respondError(503, QStringLiteral("too many pipelined requests on one connection"));
+        return;
+    }
+    m_waiting.append({writer, std::move(request), &handler});
+}
+
+void ClientConnection::dispatchWaiting()
+{
+    while (!m_waiting.isEmpty()) {
+        Waiting &next = m_waiting.first();
+        if (!next.writer) {
+            m_waiting.removeFirst(); // its client left
+            continue;
+        }
+        if (!isHeadOfQueue(next.writer)) {
+            return;
+        }
+        Waiting turn = m_waiting.takeFirst();
+        turn.handler->handle(std::move(turn.request), turn.writer);
+        return; // the handler may have finished it: pump() comes back here
+    }
 }
 
 bool ClientConnection::isHeadOfQueue(const ResponseWriter *writer) const
@@ -267,6 +308,10 @@ void ClientConnection::pump()
             head->m_held.clear();
         }
         if (!head->isFinished()) {
+            if (!m_waiting.isEmpty() && m_waiting.first().writer == head) {
+                dispatchWaiting(); // its turn: the one before it is done
+                return;
+            }
             Q_EMIT head->writable();
             return;
         }

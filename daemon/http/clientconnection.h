@@ -1,5 +1,6 @@
 #pragma once
 
+#include "http/requesthandler.h"
 #include "http/requesthead.h"
 #include "http/responsewriter.h"
 
@@ -36,11 +37,18 @@ public:
     QTcpSocket *socket() const { return m_socket; }
     bool isRejected() const { return m_rejected; }
 
-    // The head SLP read for the request QtHttpServer is dispatching now (nullopt-like
-    // State::Incomplete when it could not be matched; callers then use Qt's view).
+    // The head SLP read for the request QtHttpServer is dispatching now, with the body length
+    // SLP's own parse framed; State::Incomplete when SLP has none (the request is refused).
     RequestHead takeHead();
     // The next response's place in the queue (Qt child of this connection).
     ResponseWriter *openWriter(const ResponseContext &context);
+    // Hands `request` to `handler` once every response before `writer` is finished: a client
+    // connection is at most one exchange at a time, in order (RFC 9112 9.3.2).
+    void dispatch(InboundRequest request, ResponseWriter *writer, RequestHandler &handler);
+    // A request that closes the connection is queued: nothing after it is handled.
+    bool isClosingAfterResponse() const { return m_closeQueued; }
+    // Answers `status` and closes: a request SLP's own parse cannot stand behind.
+    void refuse(int status, const QByteArray &message) { rejectWith(status, message); }
     // Shutdown: an idle connection closes now; a busy one closes after the responses it owes
     // (and a request that still arrives on it is answered with Connection: close).
     void beginShutdown();
@@ -72,6 +80,16 @@ private:
     QPointer<QTcpSocket> m_socket;
     ConnectionLimits m_limits;
     QList<QPointer<ResponseWriter>> m_queue;
+    struct Waiting
+    {
+        QPointer<ResponseWriter> writer;
+        InboundRequest request;
+        RequestHandler *handler;
+    };
+    QList<Waiting> m_waiting; // requests whose turn has not come, in order
+    bool m_closeQueued = false;
+    static constexpr qsizetype kMaxWaiting = 32; // pipelined requests held per connection
+    void dispatchWaiting();
     RequestHead m_current; // the head of the request being received
     bool m_haveCurrent = false;
     QByteArray m_accumulated; // head bytes seen so far, until the head is complete
@@ -85,10 +103,9 @@ private:
     bool m_shuttingDown = false;
     QTimer m_headerTimer;
     QTimer m_idleTimer;
-    // Runs while a request's head is in but its body is not complete yet (Qt has not
-    // dispatched it): restarted by every read, so only a body that stalls for idle_timeout
-    // gets 408. Without it a client could send a head and half a body, then hold the
-    // connection forever (neither the header nor the idle timer runs in that state).
+    // Runs from the end of a request's head until Qt dispatches it: the whole body must arrive
+    // within idle_timeout. Not restarted by reads, so a trickle cannot hold the connection
+    // (neither the header nor the idle timer runs in that state).
     QTimer m_bodyTimer;
 };
 

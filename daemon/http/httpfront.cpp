@@ -4,38 +4,11 @@
 #include "http/requesthandler.h"
 
 #include <QHttpServerRequest>
-#include <QMetaEnum>
 #include <QTcpSocket>
 
 namespace slp {
 
 namespace {
-QByteArray methodName(QHttpServerRequest::Method method)
-{
-    switch (method) {
-    case QHttpServerRequest::Method::Get:
-        return "GET";
-    case QHttpServerRequest::Method::Put:
-        return "PUT";
-    case QHttpServerRequest::Method::Delete:
-        return "DELETE";
-    case QHttpServerRequest::Method::Post:
-        return "POST";
-    case QHttpServerRequest::Method::Head:
-        return "HEAD";
-    case QHttpServerRequest::Method::Options:
-        return "OPTIONS";
-    case QHttpServerRequest::Method::Patch:
-        return "PATCH";
-    case QHttpServerRequest::Method::Connect:
-        return "CONNECT";
-    case QHttpServerRequest::Method::Trace:
-        return "TRACE";
-    default:
-        return "UNKNOWN";
-    }
-}
-
 QByteArray clientAddress(const QHostAddress &address)
 {
     bool mapped = false;
@@ -51,31 +24,33 @@ HttpFront::HttpFront(RequestHandler &handler, QObject *parent)
 bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket)
 {
     ClientConnection *connection = ClientConnection::of(socket);
-    if (!connection || connection->isRejected()) {
-        return true; // already answered with an error and closing
+    if (!connection || connection->isRejected() || connection->isClosingAfterResponse()) {
+        return true; // answered with an error, or after a request that closes: never handled
     }
     RequestHead head = connection->takeHead();
+    // SLP's parse alone decides framing: a request Qt framed differently is refused, so no
+    // byte of one request is ever taken for another (docs/QT64.md).
+    if (head.state != RequestHead::State::Complete) {
+        connection->refuse(400, "request framing could not be confirmed");
+        return true;
+    }
+    if (request.body().size() != head.bodyBytes) {
+        connection->refuse(400, "request body length does not match its framing");
+        return true;
+    }
     InboundRequest in;
-    ResponseContext context;
     // Copy everything now: QtHttpServer reuses this request object for the next one.
     in.body = request.body();
     in.clientAddress = clientAddress(socket->peerAddress());
-    if (head.state == RequestHead::State::Complete) {
-        in.method = std::move(head.method);
-        in.target = std::move(head.target);
-        in.headers = std::move(head.headers);
-        context.keepAlive = head.keepAlive;
-        context.versionMinor = head.versionMinor;
-    } else {
-        in.method = methodName(request.method());
-        in.target = request.url().toEncoded(QUrl::RemoveScheme | QUrl::RemoveAuthority);
-        in.headers = request.headers();
-        const QByteArray connectionHeader = request.value("Connection").toLower();
-        context.keepAlive = !connectionHeader.contains("close");
-    }
+    in.method = std::move(head.method);
+    in.target = std::move(head.target);
+    in.headers = std::move(head.headers);
+    ResponseContext context;
+    context.keepAlive = head.keepAlive;
+    context.versionMinor = head.versionMinor;
     context.headRequest = in.method == "HEAD";
     ResponseWriter *writer = connection->openWriter(context);
-    m_handler.handle(std::move(in), writer);
+    connection->dispatch(std::move(in), writer, m_handler);
     return true;
 }
 

@@ -6,11 +6,11 @@ namespace slp {
 
 class RequestHandler;
 
-// The QtHttpServer front: turns each parsed request into an InboundRequest (SLP's own strict
-// head when it has one, Qt's view otherwise), opens its slot in the connection's response
-// queue and hands both to its RequestHandler. It never writes through QHttpServerResponder: SLP
-// frames its own responses (status line and reason as the upstream sent them, chunked bodies,
-// keep-alive).
+// The QtHttpServer front: turns each request Qt dispatches into an InboundRequest from SLP's
+// own strict head (a request Qt framed differently is refused), opens its writer in the
+// connection's response queue and hands both to its RequestHandler, one at a time per
+// connection. It never writes through QHttpServerResponder: ResponseWriter frames every
+// response.
 class HttpFront : public QAbstractHttpServer
 {
     Q_OBJECT

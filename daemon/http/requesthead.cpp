@@ -1,10 +1,17 @@
 #include "http/requesthead.h"
 
+#include <cctype>
 #include <cstring>
 
 namespace slp {
 
 namespace {
+// QtHttpServer 6.4's own header limits (QHttpHeaderParser): more fields, or a longer one, and
+// it drops the lot. SLP refuses such heads first; the field size counts its CRLF, so SLP is
+// never the more lenient of the two.
+constexpr int kMaxFields = 100;
+constexpr qsizetype kMaxFieldBytes = 100 * 1024;
+
 RequestHead reject(RequestHead head, int status, QByteArray message)
 {
     head.state = RequestHead::State::Rejected;
@@ -27,6 +34,63 @@ QByteArrayView trimmed(QByteArrayView v)
         v.chop(1);
     }
     return v;
+}
+
+// RFC 3986 host [ ":" port ]: an IP-literal in brackets, or reg-name / IPv4 characters.
+bool isValidHost(QByteArrayView value)
+{
+    qsizetype i = 0;
+    if (value.startsWith('[')) {
+        const qsizetype close = value.indexOf(']');
+        if (close < 2) {
+            return false;
+        }
+        for (const char c : value.sliced(1, close - 1)) {
+            if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') {
+                return false;
+            }
+        }
+        i = close + 1;
+    } else {
+        while (i < value.size() && value[i] != ':') {
+            const char c = value[i];
+            if (!std::isalnum(static_cast<unsigned char>(c)) &&
+                !std::strchr("-._~%!$&'()*+,;=", c)) {
+                return false;
+            }
+            ++i;
+        }
+        if (i == 0) {
+            return false;
+        }
+    }
+    if (i == value.size()) {
+        return true;
+    }
+    if (value[i] != ':' || value.size() - i - 1 > 5) {
+        return false;
+    }
+    for (const char c : value.sliced(i + 1)) {
+        if (c < '0' || c > '9') {
+            return false;
+        }
+    }
+    return true;
+}
+
+// A path segment that is "." or "..", also written with %2e: resolved by some hops and not
+// by others, so what is routed would not be what is forwarded.
+bool hasDotSegment(QByteArrayView target)
+{
+    const qsizetype query = target.indexOf('?');
+    const QByteArrayView path = query < 0 ? target : target.first(query);
+    for (const QByteArray &segment : path.toByteArray().split('/')) {
+        const QByteArray plain = segment.toLower().replace("%2e", ".");
+        if (plain == "." || plain == "..") {
+            return true;
+        }
+    }
+    return false;
 }
 
 bool containsToken(QByteArrayView list, QByteArrayView token)
@@ -61,16 +125,20 @@ QByteArray RequestHead::header(QByteArrayView name) const
 RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limits)
 {
     RequestHead head;
-    // Tolerate the stray CRLFs some clients send between requests (RFC 9112 2.2).
+    // Tolerate the stray CRLFs some clients send between requests (RFC 9112 2.2); they count
+    // toward max_header_bytes like every other byte of the head.
     qsizetype start = 0;
     while (start + 1 < data.size() && data[start] == '\r' && data[start + 1] == '\n') {
         start += 2;
+    }
+    if (start > limits.maxHeaderBytes) {
+        return reject(head, 431, "request header fields too large");
     }
 
     // Request line.
     const qsizetype lineEnd = data.indexOf('\n', start);
     if (lineEnd < 0) {
-        if (data.size() - start > limits.maxHeaderBytes) {
+        if (data.size() > limits.maxHeaderBytes) {
             return reject(head, 414, "request line too long");
         }
         if (data.sliced(start).contains('\0')) {
@@ -105,6 +173,12 @@ RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limit
     if (head.target.size() > limits.maxHeaderBytes) {
         return reject(head, 414, "request URL too long");
     }
+    if (!head.target.startsWith('/')) {
+        return reject(head, 400, "request target must be a path (origin form, starting with /)");
+    }
+    if (hasDotSegment(head.target)) {
+        return reject(head, 400, "request target has a dot segment (. or ..)");
+    }
     for (const char c : head.target) {
         const auto u = static_cast<unsigned char>(c);
         if (u <= 0x20 || u == 0x7f) {
@@ -127,14 +201,16 @@ RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limit
     qsizetype pos = lineEnd + 1;
     bool sawContentLength = false;
     bool sawTransferEncoding = false;
+    int hosts = 0;
+    bool hostValid = true;
     for (;;) {
-        if (pos - start > limits.maxHeaderBytes) {
+        if (pos > limits.maxHeaderBytes) {
             return reject(head, 431, "request header fields too large");
         }
         const qsizetype end = data.indexOf('\n', pos);
         if (end < 0) {
             const QByteArrayView rest = data.sliced(pos);
-            if (data.size() - start > limits.maxHeaderBytes) {
+            if (data.size() > limits.maxHeaderBytes || rest.size() + 2 > kMaxFieldBytes) {
                 return reject(head, 431, "request header fields too large");
             }
             if (rest.contains('\0')) {
@@ -149,6 +225,14 @@ RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limit
         pos = end + 1;
         if (field.isEmpty()) {
             break; // the blank line
+        }
+        // QtHttpServer parses the head again and silently drops every field past its limits,
+        // then frames the body without them (docs/QT64.md, "Qt parses the head a second time").
+        if (head.headers.size() >= kMaxFields) {
+            return reject(head, 431, "more than 100 header fields");
+        }
+        if (field.size() + 2 > kMaxFieldBytes) {
+            return reject(head, 431, "a header field larger than 100 KiB");
         }
         if (field.front() == ' ' || field.front() == '\t') {
             return reject(head, 400, "obsolete line folding in header");
@@ -195,6 +279,9 @@ RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limit
             } else if (containsToken(value, "keep-alive") && head.versionMinor == 0) {
                 head.keepAlive = true;
             }
+        } else if (equalsNoCase(name, "host")) {
+            ++hosts;
+            hostValid = hostValid && isValidHost(value);
         } else if (equalsNoCase(name, "expect")) {
             if (!equalsNoCase(value, "100-continue")) {
                 return reject(head, 417, "unsupported Expect");
@@ -205,6 +292,15 @@ RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limit
     }
     if (sawContentLength && sawTransferEncoding) {
         return reject(head, 400, "Content-Length together with Transfer-Encoding");
+    }
+    if (hosts > 1 || !hostValid || (hosts == 0 && head.versionMinor == 1)) {
+        return reject(head, 400,
+                      hosts > 1    ? "more than one Host header"
+                      : hosts == 0 ? "HTTP/1.1 request without a Host header"
+                                   : "invalid Host header");
+    }
+    if (head.chunked && head.versionMinor == 0) {
+        head.keepAlive = false; // RFC 9112 6.1: a 1.0 message with Transfer-Encoding closes
     }
     if (head.contentLength > limits.maxBodyBytes) {
         return reject(head, 413, "request body too large");
@@ -233,6 +329,14 @@ ChunkedBodyValidator::Result ChunkedBodyValidator::feed(QByteArrayView data, qsi
     };
     while (i < n && m_state != State::Done && m_state != State::Error) {
         const char c = data[i];
+        // A size line (digits, spaces, extensions) is bounded on its own: every byte a client
+        // sends counts against a limit.
+        if (m_state == State::Size || m_state == State::SizeSpace || m_state == State::Extension) {
+            if (++m_lineBytes > kMaxSizeLineBytes) {
+                m_wireBytes += i;
+                return fail("chunk size line longer than 4 KiB");
+            }
+        }
         switch (m_state) {
         case State::Size:
             if (hexValue(c) >= 0) {
@@ -276,6 +380,7 @@ ChunkedBodyValidator::Result ChunkedBodyValidator::feed(QByteArrayView data, qsi
                 return fail("chunk size line must end with CRLF");
             }
             ++i;
+            m_lineBytes = 0;
             if (m_size == 0) {
                 m_state = State::TrailerStart;
             } else {
@@ -307,31 +412,17 @@ ChunkedBodyValidator::Result ChunkedBodyValidator::feed(QByteArrayView data, qsi
             m_state = State::Size;
             m_digits = 0;
             m_size = 0;
+            m_lineBytes = 0;
             ++i;
             break;
         case State::TrailerStart:
-            if (c == '\r') {
-                m_state = State::FinalLf;
-            } else if (isTokenChar(c)) {
-                m_state = State::Trailer;
-            } else {
-                return fail("malformed trailer field");
+            // QtHttpServer 6.4 calls the body done two bytes after the last chunk, so a trailer
+            // field would be read as the next request (docs/QT64.md): refused, never parsed.
+            if (c != '\r') {
+                m_wireBytes += i;
+                return fail("trailer fields are not accepted");
             }
-            ++i;
-            break;
-        case State::Trailer:
-            if (c == '\r') {
-                m_state = State::TrailerLf;
-            } else if (c == '\n' || c == '\0') {
-                return fail("malformed trailer field");
-            }
-            ++i;
-            break;
-        case State::TrailerLf:
-            if (c != '\n') {
-                return fail("trailer line must end with CRLF");
-            }
-            m_state = State::TrailerStart;
+            m_state = State::FinalLf;
             ++i;
             break;
         case State::FinalLf:
@@ -346,6 +437,7 @@ ChunkedBodyValidator::Result ChunkedBodyValidator::feed(QByteArrayView data, qsi
             break;
         }
     }
+    m_wireBytes += i;
     if (consumed) {
         *consumed = i;
     }

@@ -39,7 +39,8 @@ struct RequestHead
     qint64 contentLength = -1;                    // -1 when absent
     bool chunked = false;
     bool expectContinue = false;
-    bool keepAlive = true; // after this request, by version and Connection
+    bool keepAlive = true; // after this request, by version, Connection and framing
+    qint64 bodyBytes = -1; // set by the connection: body bytes its own parse framed
 
     QByteArray header(QByteArrayView name) const; // first value, case-insensitive
 };
@@ -53,7 +54,9 @@ bool isTokenChar(char c);
 
 // Follows a chunked request body as its bytes arrive (RFC 9112 7.1), so a malformed one is
 // refused before Qt's lenient parser reads a bad size as 0 and takes what follows for a new
-// request (request smuggling), and so the body's real size is known for the 413.
+// request (request smuggling), and so the body's real size is known for the 413. Trailer
+// fields are refused (Qt would read them as a request); a size line may be 4 KiB at most.
+// The verdict never depends on how the bytes were split between calls.
 class ChunkedBodyValidator
 {
 public:
@@ -68,6 +71,8 @@ public:
     // is the next request).
     Result feed(QByteArrayView data, qsizetype *consumed = nullptr);
     qint64 dataBytes() const { return m_dataBytes; } // chunk payload so far
+    qint64 wireBytes() const { return m_wireBytes; } // every body byte so far, framing included
+    static constexpr qsizetype kMaxSizeLineBytes = 4096;
     QByteArray error() const { return m_error; }
 
 private:
@@ -81,8 +86,6 @@ private:
         DataCr,
         DataLf,
         TrailerStart,
-        Trailer,
-        TrailerLf,
         FinalLf,
         Done,
         Error
@@ -93,6 +96,8 @@ private:
     qint64 m_size = 0;
     qint64 m_remaining = 0;
     qint64 m_dataBytes = 0;
+    qint64 m_wireBytes = 0;
+    qsizetype m_lineBytes = 0; // bytes of the current size line
     QByteArray m_error;
 };
 

@@ -50,6 +50,17 @@ private slots:
     void valuesTrimmedAndHeaderLookup();
     void chunkedRequest();
     void tokenChars();
+    void qtWouldFrameDifferently_data();
+    void qtWouldFrameDifferently();
+    void hostRules_data();
+    void hostRules();
+    void targetRules_data();
+    void targetRules();
+    void leadingBlankLinesCount();
+    void http10WithTransferEncodingCloses();
+    void chunkedRefusals_data();
+    void chunkedRefusals();
+    void chunkedVerdictIndependentOfSplits();
 };
 
 void TestRequestHead::completeSimple()
@@ -78,7 +89,7 @@ void TestRequestHead::completeSimple()
 void TestRequestHead::completeWithBodyBytesAfterHead()
 {
     const QByteArray head = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
-    const RequestHead h = parse(head + "GET /next HTTP/1.1\r\n");
+    const RequestHead h = parse(head + "GET /next HTTP/1.1\r\nHost: x\r\n");
     QCOMPARE(h.state, RequestHead::State::Complete);
     QCOMPARE(h.headLength, head.size());
     QCOMPARE(h.contentLength, -1);
@@ -99,7 +110,7 @@ void TestRequestHead::incomplete_data()
     QTest::addColumn<QByteArray>("bytes");
     QTest::newRow("empty") << QByteArray();
     QTest::newRow("part of request line") << QByteArray("POST /v1/chat/comp");
-    QTest::newRow("request line, no headers end") << QByteArray("GET / HTTP/1.1\r\n");
+    QTest::newRow("request line, no headers end") << QByteArray("GET / HTTP/1.1\r\nHost: x\r\n");
     QTest::newRow("header without blank line") << QByteArray("GET / HTTP/1.1\r\nHost: x\r\n");
     QTest::newRow("half a header") << QByteArray("GET / HTTP/1.1\r\nHost: x\r\nContent-Le");
     QTest::newRow("stray CRLF before a request") << QByteArray("\r\nGE");
@@ -123,7 +134,7 @@ void TestRequestHead::rejected_data()
 
     const qint64 H = 64 * 1024;
     const qint64 B = 64ll << 20;
-    const QByteArray rl = "POST /v1/chat/completions HTTP/1.1\r\n";
+    const QByteArray rl = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n";
 
     // 400: framing
     QTest::newRow("two different Content-Length")
@@ -161,20 +172,21 @@ void TestRequestHead::rejected_data()
     QTest::newRow("request line: four words")
         << QByteArray("GET / HTTP/1.1 extra\r\n\r\n") << H << B << 400;
     QTest::newRow("request line: double space")
-        << QByteArray("GET  / HTTP/1.1\r\n\r\n") << H << B << 400;
+        << QByteArray("GET  / HTTP/1.1\r\nHost: x\r\n\r\n") << H << B << 400;
     QTest::newRow("request line: leading space")
-        << QByteArray(" GET / HTTP/1.1\r\n\r\n") << H << B << 400;
+        << QByteArray(" GET / HTTP/1.1\r\nHost: x\r\n\r\n") << H << B << 400;
     QTest::newRow("request line: not HTTP") << QByteArray("GET / FTP/1.1\r\n\r\n") << H << B << 400;
     QTest::newRow("request line: bad method")
-        << QByteArray("GE(T / HTTP/1.1\r\n\r\n") << H << B << 400;
-    QTest::newRow("request line: control char in target") << QByteArray("GET /a\x01"
-                                                                        "b HTTP/1.1\r\n\r\n")
-                                                          << H << B << 400;
+        << QByteArray("GE(T / HTTP/1.1\r\nHost: x\r\n\r\n") << H << B << 400;
+    QTest::newRow("request line: control char in target")
+        << QByteArray("GET /a\x01"
+                      "b HTTP/1.1\r\nHost: x\r\n\r\n")
+        << H << B << 400;
 
     // 413 / 414 / 431: limits
     QTest::newRow("body over maxBodyBytes") << rl + "Content-Length: 1001\r\n\r\n"
                                             << H << qint64(1000) << 413;
-    QTest::newRow("long target") << "GET /" + QByteArray(200, 'a') + " HTTP/1.1\r\n\r\n"
+    QTest::newRow("long target") << "GET /" + QByteArray(200, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n"
                                  << qint64(100) << B << 414;
     QTest::newRow("big head") << rl + "X-A: " + QByteArray(150, 'b') + "\r\nX-B: c\r\n\r\n"
                               << qint64(100) << B << 431;
@@ -216,7 +228,7 @@ void TestRequestHead::rejected()
 void TestRequestHead::sameContentLengthTwiceIsFine()
 {
     const RequestHead h =
-        parse("POST /v1/x HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n");
+        parse("POST /v1/x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n");
     QCOMPARE(h.state, RequestHead::State::Complete);
     QCOMPARE(h.contentLength, 5);
 }
@@ -224,16 +236,16 @@ void TestRequestHead::sameContentLengthTwiceIsFine()
 void TestRequestHead::bodyLimitBoundary()
 {
     const RequestHead at =
-        parse("POST /v1/x HTTP/1.1\r\nContent-Length: 1000\r\n\r\n", limits(1024, 1000));
+        parse("POST /v1/x HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n", limits(1024, 1000));
     QCOMPARE(at.state, RequestHead::State::Complete);
     QCOMPARE(at.contentLength, 1000);
     const RequestHead over =
-        parse("POST /v1/x HTTP/1.1\r\nContent-Length: 1001\r\n\r\n", limits(1024, 1000));
+        parse("POST /v1/x HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\n\r\n", limits(1024, 1000));
     QCOMPARE(over.state, RequestHead::State::Rejected);
     QCOMPARE(over.errorStatus, 413);
     // An absurd length is still a number: 413, not a crash or an overflow to "small".
     const RequestHead huge =
-        parse("POST /v1/x HTTP/1.1\r\nContent-Length: 999999999999999999\r\n\r\n");
+        parse("POST /v1/x HTTP/1.1\r\nHost: x\r\nContent-Length: 999999999999999999\r\n\r\n");
     QCOMPARE(huge.state, RequestHead::State::Rejected);
     QCOMPARE(huge.errorStatus, 413);
 }
@@ -248,7 +260,8 @@ void TestRequestHead::longTargetIncompleteLineIs414()
 
 void TestRequestHead::bigHeadIncompleteIs431()
 {
-    const RequestHead h = parse("GET / HTTP/1.1\r\nX-A: " + QByteArray(500, 'b'), limits(100));
+    const RequestHead h =
+        parse("GET / HTTP/1.1\r\nHost: x\r\nX-A: " + QByteArray(500, 'b'), limits(100));
     QCOMPARE(h.state, RequestHead::State::Rejected);
     QCOMPARE(h.errorStatus, 431);
 }
@@ -305,7 +318,7 @@ void TestRequestHead::expectContinue()
     QFETCH(QByteArray, version);
     QFETCH(QByteArray, expect);
     QFETCH(bool, expectContinue);
-    QByteArray bytes = "POST /v1/x " + version + "\r\nContent-Length: 3\r\n";
+    QByteArray bytes = "POST /v1/x " + version + "\r\nHost: x\r\nContent-Length: 3\r\n";
     if (!expect.isEmpty())
         bytes += "Expect: " + expect + "\r\n";
     bytes += "\r\n";
@@ -318,12 +331,14 @@ void TestRequestHead::targetKeptVerbatim()
 {
     const QByteArray target =
         "/v1/chat/completions?api-version=2024-01-01&x=%20y%2F&debug&a=b=c#frag";
-    const RequestHead h = parse("POST " + target + " HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+    const RequestHead h =
+        parse("POST " + target + " HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
     QCOMPARE(h.state, RequestHead::State::Complete);
     QCOMPARE(h.target, target);
-    const RequestHead dots = parse("GET /v1/../v1/./models//x HTTP/1.1\r\n\r\n");
-    QCOMPARE(dots.state, RequestHead::State::Complete);
-    QCOMPARE(dots.target, QByteArray("/v1/../v1/./models//x"));
+    // Empty segments are not dot segments: kept as sent.
+    const RequestHead slashes = parse("GET /v1/models//x HTTP/1.1\r\nHost: x\r\n\r\n");
+    QCOMPARE(slashes.state, RequestHead::State::Complete);
+    QCOMPARE(slashes.target, QByteArray("/v1/models//x"));
 }
 
 void TestRequestHead::repeatedHeadersKeptInOrder()
@@ -353,18 +368,19 @@ void TestRequestHead::repeatedHeadersKeptInOrder()
 
 void TestRequestHead::valuesTrimmedAndHeaderLookup()
 {
-    const RequestHead h = parse("GET / HTTP/1.1\r\nX-A:  \t spaced out \t \r\nX-Empty:\r\n\r\n");
+    const RequestHead h =
+        parse("GET / HTTP/1.1\r\nHost: x\r\nX-A:  \t spaced out \t \r\nX-Empty:\r\n\r\n");
     QCOMPARE(h.state, RequestHead::State::Complete);
     QCOMPARE(h.header("x-a"), QByteArray("spaced out"));
     QCOMPARE(h.header("X-Empty"), QByteArray());
     QCOMPARE(h.header("absent"), QByteArray());
-    QCOMPARE(h.headers.size(), 2);
+    QCOMPARE(h.headers.size(), 3);
 }
 
 void TestRequestHead::chunkedRequest()
 {
     const RequestHead h =
-        parse("POST /v1/x HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n5\r\nhello");
+        parse("POST /v1/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n5\r\nhello");
     QCOMPARE(h.state, RequestHead::State::Complete);
     QVERIFY(h.chunked);
     QCOMPARE(h.contentLength, -1);
@@ -377,6 +393,177 @@ void TestRequestHead::tokenChars()
     for (const char c : QByteArray(" \t\"(),/:;<=>?@[\\]{}\x7f\x01"))
         QVERIFY2(!slp::isTokenChar(c), QByteArray::number(int(c)));
     QVERIFY(!slp::isTokenChar('\0'));
+}
+
+// QtHttpServer 6.4 drops every field past 100, or past a 100 KiB field, and then frames the
+// body without them: SLP must refuse first.
+void TestRequestHead::qtWouldFrameDifferently_data()
+{
+    QTest::addColumn<int>("fields");
+    QTest::addColumn<int>("fieldBytes");
+    QTest::addColumn<int>("status");
+    QTest::newRow("100 fields pass") << 100 << 10 << 0;
+    QTest::newRow("101 fields") << 101 << 10 << 431;
+    QTest::newRow("field of 100 KiB with its CRLF") << 3 << 100 * 1024 - 2 << 0;
+    QTest::newRow("one byte more") << 3 << 100 * 1024 - 1 << 431;
+}
+
+void TestRequestHead::qtWouldFrameDifferently()
+{
+    QFETCH(int, fields);
+    QFETCH(int, fieldBytes);
+    QFETCH(int, status);
+    QByteArray head = "POST /v1/x HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n";
+    for (int i = 2; i < fields; ++i) {
+        const QByteArray name = "X-F" + QByteArray::number(i) + ": ";
+        const int pad = std::max(1, fieldBytes - int(name.size()));
+        head += name + QByteArray(i == 2 ? pad : 1, 'v') + "\r\n";
+    }
+    head += "\r\n";
+    const RequestHead h = parse(head, limits(1 << 22, 1 << 20));
+    if (status == 0) {
+        QCOMPARE(h.state, RequestHead::State::Complete);
+        QCOMPARE(h.headers.size(), qsizetype(fields));
+    } else {
+        QCOMPARE(h.state, RequestHead::State::Rejected);
+        QCOMPARE(h.errorStatus, status);
+    }
+}
+
+void TestRequestHead::hostRules_data()
+{
+    QTest::addColumn<QByteArray>("head");
+    QTest::addColumn<bool>("ok");
+    const QByteArray rl = "GET /v1/models HTTP/1.1\r\n";
+    QTest::newRow("one host") << rl + "Host: 127.0.0.1:8080\r\n" << true;
+    QTest::newRow("name") << rl + "Host: slp.example\r\n" << true;
+    QTest::newRow("ipv6") << rl + "Host: [::1]:8080\r\n" << true;
+    QTest::newRow("missing on 1.1") << rl << false;
+    QTest::newRow("missing on 1.0") << QByteArray("GET / HTTP/1.0\r\n") << true;
+    QTest::newRow("two") << rl + "Host: a\r\nHost: a\r\n" << false;
+    QTest::newRow("empty") << rl + "Host:\r\n" << false;
+    QTest::newRow("userinfo") << rl + "Host: user@a\r\n" << false;
+    QTest::newRow("path") << rl + "Host: a/b\r\n" << false;
+    QTest::newRow("space") << rl + "Host: a b\r\n" << false;
+    QTest::newRow("bad port") << rl + "Host: a:80x\r\n" << false;
+    QTest::newRow("long port") << rl + "Host: a:123456\r\n" << false;
+    QTest::newRow("unclosed ipv6") << rl + "Host: [::1\r\n" << false;
+    QTest::newRow("two on 1.0") << QByteArray("GET / HTTP/1.0\r\nHost: a\r\nHost: b\r\n") << false;
+}
+
+void TestRequestHead::hostRules()
+{
+    QFETCH(QByteArray, head);
+    QFETCH(bool, ok);
+    const RequestHead h = parse(head + "\r\n");
+    if (ok) {
+        QCOMPARE(h.state, RequestHead::State::Complete);
+    } else {
+        QCOMPARE(h.state, RequestHead::State::Rejected);
+        QCOMPARE(h.errorStatus, 400);
+    }
+}
+
+void TestRequestHead::targetRules_data()
+{
+    QTest::addColumn<QByteArray>("target");
+    QTest::addColumn<bool>("ok");
+    QTest::newRow("plain") << QByteArray("/v1/chat/completions") << true;
+    QTest::newRow("dots in names") << QByteArray("/v1/a.b/..c/.d?x=../y") << true;
+    QTest::newRow("dotdot") << QByteArray("/v1/../admin/x") << false;
+    QTest::newRow("dot") << QByteArray("/v1/./models") << false;
+    QTest::newRow("trailing dotdot") << QByteArray("/v1/..") << false;
+    QTest::newRow("encoded dotdot") << QByteArray("/v1/%2e%2e/admin") << false;
+    QTest::newRow("encoded upper") << QByteArray("/v1/%2E./admin") << false;
+    QTest::newRow("half encoded") << QByteArray("/v1/.%2e/admin") << false;
+    QTest::newRow("encoded dot") << QByteArray("/v1/%2e/models") << false;
+    QTest::newRow("absolute form") << QByteArray("http://evil/v1/models") << false;
+    QTest::newRow("asterisk") << QByteArray("*") << false;
+    QTest::newRow("authority") << QByteArray("evil:80") << false;
+}
+
+void TestRequestHead::targetRules()
+{
+    QFETCH(QByteArray, target);
+    QFETCH(bool, ok);
+    const RequestHead h = parse("GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n");
+    if (ok) {
+        QCOMPARE(h.state, RequestHead::State::Complete);
+        QCOMPARE(h.target, target);
+    } else {
+        QCOMPARE(h.state, RequestHead::State::Rejected);
+        QCOMPARE(h.errorStatus, 400);
+    }
+}
+
+void TestRequestHead::leadingBlankLinesCount()
+{
+    // Blank lines before a request line are head bytes like any other.
+    const QByteArray blanks = QByteArray(600, '\r').replace("\r", "\r\n");
+    const RequestHead h = parse(blanks + "GET / HTTP/1.1\r\nHost: x\r\n\r\n", limits(1000));
+    QCOMPARE(h.state, RequestHead::State::Rejected);
+    QCOMPARE(h.errorStatus, 431);
+    const RequestHead onlyBlanks = parse(blanks, limits(1000));
+    QCOMPARE(onlyBlanks.state, RequestHead::State::Rejected);
+    const RequestHead few = parse("\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n", limits(1000));
+    QCOMPARE(few.state, RequestHead::State::Complete);
+}
+
+void TestRequestHead::http10WithTransferEncodingCloses()
+{
+    const RequestHead h = parse("POST /v1/x HTTP/1.0\r\nConnection: keep-alive\r\n"
+                                "Transfer-Encoding: chunked\r\n\r\n");
+    QCOMPARE(h.state, RequestHead::State::Complete);
+    QVERIFY(!h.keepAlive);
+}
+
+void TestRequestHead::chunkedRefusals_data()
+{
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QByteArray>("why");
+    QTest::newRow("trailer field")
+        << QByteArray("5\r\nhello\r\n0\r\nX-T: 1\r\n\r\n") << QByteArray("trailer");
+    QTest::newRow("smuggled request as trailer")
+        << QByteArray("0\r\nGET /admin HTTP/1.1\r\nHost: x\r\n\r\n") << QByteArray("trailer");
+    QTest::newRow("size line over 4 KiB (spaces)")
+        << QByteArray("5") + QByteArray(5000, ' ') + "\r\nhello\r\n0\r\n\r\n"
+        << QByteArray("4 KiB");
+    QTest::newRow("extension over 4 KiB")
+        << QByteArray("5;x=") + QByteArray(5000, 'a') + "\r\nhello\r\n0\r\n\r\n"
+        << QByteArray("4 KiB");
+    QTest::newRow("0x0") << QByteArray("0x0\r\n\r\n") << QByteArray("hexadecimal");
+}
+
+void TestRequestHead::chunkedRefusals()
+{
+    QFETCH(QByteArray, body);
+    QFETCH(QByteArray, why);
+    slp::ChunkedBodyValidator v;
+    QCOMPARE(v.feed(body), slp::ChunkedBodyValidator::Result::Error);
+    QVERIFY2(v.error().contains(why), v.error().constData());
+}
+
+void TestRequestHead::chunkedVerdictIndependentOfSplits()
+{
+    const QList<QByteArray> bodies = {
+        "5\r\nhello\r\n0\r\n\r\n", "5;a=b\r\nhello\r\n3  \r\nabc\r\n0\r\n\r\n", "0x0\r\n\r\n",
+        "5\r\nhello\r\n0\r\nX: y\r\n\r\n", "5\r\nhelloX\r\n0\r\n\r\n"};
+    for (const QByteArray &body : bodies) {
+        slp::ChunkedBodyValidator whole;
+        const auto expected = whole.feed(body);
+        for (qsizetype cut = 1; cut < body.size(); ++cut) {
+            slp::ChunkedBodyValidator split;
+            auto result = split.feed(body.first(cut));
+            if (result == slp::ChunkedBodyValidator::Result::NeedMore) {
+                result = split.feed(body.sliced(cut));
+            }
+            QVERIFY2(result == expected, (body + " cut at " + QByteArray::number(cut)).constData());
+            QCOMPARE(split.dataBytes(), whole.dataBytes());
+        }
+        if (expected == slp::ChunkedBodyValidator::Result::Done) {
+            QCOMPARE(whole.wireBytes(), body.size());
+        }
+    }
 }
 
 QTEST_APPLESS_MAIN(TestRequestHead)
