@@ -82,10 +82,12 @@ public:
     }
 
     // The test's side.
-    void sendHead(int status, const HeaderList &headers, qint64 contentLength = -1)
+    void sendHead(int status, const HeaderList &headers, qint64 contentLength = -1,
+                  const QByteArray &reason = {})
     {
         UpstreamHead head;
         head.status = status;
+        head.reason = reason;
         head.headers = headers;
         head.contentLength = contentLength;
         m_headArrived = true;
@@ -264,10 +266,11 @@ QByteArray errorResponse(const QString &message, const QByteArray &code)
 // The exchange for one request, as the router builds it: a Qt child of its writer.
 struct Exchange
 {
-    Exchange(Pair &pair, FakeTransport &transport, ForwardPlan p)
+    Exchange(Pair &pair, FakeTransport &transport, ForwardPlan p,
+             const ResponseContext &context = {})
     {
         slp::declareSlpMetrics(metrics);
-        writer = pair.connection()->openWriter(ResponseContext{});
+        writer = pair.connection()->openWriter(context);
         exchange = new ForwardExchange(std::move(p), transport, metrics, writer); // child of writer
         exchange->start();
     }
@@ -429,6 +432,97 @@ private Q_SLOTS:
         QCOMPARE(transport.started(), 1);
     }
 
+    void retriedAttemptHasItsOwnTimeout()
+    {
+        Pair pair;
+        FakeTransport transport;
+        Exchange ex(pair, transport,
+                    plan(2, std::chrono::milliseconds(250), QStringLiteral("250ms")));
+        QTest::qWait(100);
+        transport.call(0)->fail(UpstreamCall::Failure::Refused, QStringLiteral("refused"));
+        QCOMPARE(transport.started(), 2);
+        QElapsedTimer clock;
+        clock.start();
+        QVERIFY(pair.receiveResponse());
+        const qint64 elapsed = clock.elapsed();
+        QVERIFY2(elapsed >= 240, qPrintable(QString::number(elapsed))); // restarted, not left over
+        QCOMPARE(pair.received(),
+                 errorResponse(QStringLiteral("upstream request timed out after 250ms (request "
+                                              "id: slpqtest0001)"),
+                               "upstream_timeout"));
+        QVERIFY(transport.log(1).aborted);
+        QTest::qWait(100);
+        QCOMPARE(transport.started(), 2);
+    }
+
+    void moreThanContentLengthBreaksOff()
+    {
+        Pair pair;
+        FakeTransport transport;
+        Exchange ex(pair, transport, plan(1, std::chrono::seconds(5), QStringLiteral("5s")));
+        FakeCall *call = transport.call(0);
+        call->sendHead(200, kJsonHead, 3);
+        call->push("hello"); // two bytes past the length: the upstream connection is spent
+        QVERIFY(pair.waitClosed());
+        pair.setReading(true);
+        QCOMPARE(pair.received(),
+                 QByteArray("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                            "X-Request-Id: slpqtest0001\r\nContent-Length: 3\r\n\r\nhel"));
+        QVERIFY(transport.log(0).aborted);
+    }
+
+    void bodylessStatusCompletesAtItsHead()
+    {
+        Pair pair;
+        FakeTransport transport;
+        Exchange ex(pair, transport, plan(1, std::chrono::seconds(5), QStringLiteral("5s")));
+        FakeCall *call = transport.call(0);
+        // A length on a 304 is the 200's; nothing follows, and nothing is waited for.
+        call->sendHead(304, {{"ETag", "\"e\""}, {"Content-Length", "40"}}, 40, "Not Modified");
+        const QByteArray expected = "HTTP/1.1 304 Not Modified\r\nETag: \"e\"\r\n"
+                                    "X-Request-Id: slpqtest0001\r\n\r\n";
+        QVERIFY(pair.receive(expected.size()));
+        QTRY_VERIFY_WITH_TIMEOUT(ex.exchange.isNull(), kWaitMs); // done without finished()
+        QCOMPARE(pair.received(), expected);
+        QVERIFY(!transport.log(0).aborted); // a clean end: the call may finish its bookkeeping
+        QVERIFY(transport.call(0));
+        transport.call(0)->succeed();
+        QTRY_VERIFY_WITH_TIMEOUT(transport.log(0).deleted, kWaitMs);
+        QTest::qWait(100);
+        QVERIFY(!pair.closed());
+    }
+
+    void headRequestWithContentLength()
+    {
+        // Latent: RequestRouter forwards POSTs only, so no HEAD reaches an exchange today. The
+        // writer (Framing::None for HEAD) and the socket transport (ResponseParser::reset(true))
+        // both support a forwarded HEAD; ForwardExchange does not: onHead() takes the upstream's
+        // Content-Length as bytes owed (m_expectedLength = head.contentLength, m_bodyless only
+        // looks at the status), so a HEAD answer with "Content-Length: 5" and no body ends in
+        // complete() as a short body -> breakOff() -> breakConnection(): a warning "broke off
+        // after 0 B" and the client's keep-alive connection closed after a correct answer.
+        Pair pair;
+        FakeTransport transport;
+        ForwardPlan p = plan(1, std::chrono::seconds(5), QStringLiteral("5s"));
+        p.method = "HEAD";
+        p.request.method = "HEAD";
+        p.request.body.clear();
+        ResponseContext context;
+        context.headRequest = true;
+        Exchange ex(pair, transport, std::move(p), context);
+        FakeCall *call = transport.call(0);
+        call->sendHead(200, kJsonHead + HeaderList{{"Content-Length", "5"}}, 5);
+        call->succeed();
+        const QByteArray expected = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                    "X-Request-Id: slpqtest0001\r\nContent-Length: 5\r\n\r\n";
+        QVERIFY(pair.receive(expected.size()));
+        QTest::qWait(200);
+        QCOMPARE(pair.received(), expected); // the answer itself is right
+        QEXPECT_FAIL("", "ForwardExchange breaks the connection after a HEAD answer with a length",
+                     Continue);
+        QVERIFY(!pair.closed());
+    }
+
     void upstreamRequestIdReplacesSlps()
     {
         Pair pair;
@@ -530,6 +624,23 @@ private Q_SLOTS:
         QVERIFY(!transport.log(0).aborted);
         QTest::qWait(100);
         QVERIFY(!pair.closed());
+    }
+
+    void aggregateClientGoneAbortsUpstream()
+    {
+        Pair pair;
+        FakeTransport transport;
+        ForwardPlan p = plan(1, std::chrono::seconds(5), QStringLiteral("5s"));
+        p.aggregate = ForwardPlan::Aggregate::Chat;
+        Exchange ex(pair, transport, std::move(p));
+        FakeCall *call = transport.call(0);
+        call->sendHead(200, {{"Content-Type", "text/event-stream"}});
+        call->push("data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,"
+                   "\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"},"
+                   "\"finish_reason\":null}]}\n\n");
+        pair.client()->abort();
+        QTRY_VERIFY_WITH_TIMEOUT(transport.log(0).aborted, kWaitMs);
+        QTRY_VERIFY_WITH_TIMEOUT(transport.log(0).deleted, kWaitMs);
     }
 
     void aggregateCutStreamIs502()
