@@ -450,6 +450,38 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(gone.count(), 1, kWaitMs);
     }
 
+    void backedUpSocketIsNotWritable()
+    {
+        Pair pair;
+        pair.client()->setReadBufferSize(64 * 1024); // else Qt reads the kernel dry
+        pair.client()->setSocketOption(QAbstractSocket::ReceiveBufferSizeSocketOption, 64 * 1024);
+        pair.serverSide()->setSocketOption(QAbstractSocket::SendBufferSizeSocketOption, 64 * 1024);
+        pair.setReading(false);
+        ResponseWriter *writer = pair.connection()->openWriter(context());
+        QSignalSpy writable(writer, &ResponseWriter::writable);
+        writer->writeHead(head(200, -1));
+        const QByteArray piece(64 * 1024, 'y');
+        qint64 written = 0;
+        while (writer->isWritable() && written < (64ll << 20)) {
+            QVERIFY(writer->writeBody(piece));
+            written += piece.size();
+        }
+        QVERIFY2(!writer->isWritable(), "64 MiB written without the socket backing up");
+        QVERIFY(pair.serverSide()->bytesToWrite() >= ClientConnection::kHighWater);
+        writable.clear();
+        QTest::qWait(200);
+        QVERIFY(!writer->isWritable()); // nothing drains while the client does not read
+
+        pair.setReading(true);
+        QTRY_VERIFY_WITH_TIMEOUT(writable.count() >= 1, kWaitMs);
+        QVERIFY(writer->isWritable());
+        writer->finish();
+        QVERIFY(pair.waitFor([&] { return pair.received().endsWith("\r\n0\r\n\r\n"); }));
+        const qsizetype bodyStart = pair.received().indexOf("\r\n\r\n") + 4;
+        QCOMPARE(qint64(pair.received().size() - bodyStart),
+                 written / piece.size() * (5 + 2 + piece.size() + 2) + 5);
+    }
+
     void continueQueuedBehindEarlierResponse()
     {
         Pair pair;
