@@ -11,7 +11,18 @@
 namespace slp::bench {
 
 Conn::Conn(const Endpoint &ep, bool recordEvents) : m_ep(ep), m_recordEvents(recordEvents)
-{}
+{
+    m_parser.setKeepHeaders(false); // the status and the framing are all a load needs
+    m_parser.onHead = [this](const wire::Head &h) {
+        if (!h.interim())
+            status = h.status;
+    };
+    m_parser.onBody = [this](QByteArrayView piece) {
+        bodyBytes += piece.size();
+        scanEvents(piece.data(), size_t(piece.size()), m_readNs);
+    };
+    m_parser.onMessage = [this] { m_responseEnded = true; };
+}
 
 Conn::~Conn()
 {
@@ -24,10 +35,9 @@ void Conn::request(const QByteArray &head, const QByteArray &body)
     failed = false;
     bodyBytes = 0;
     eventNs.clear();
-    m_state = State::Head;
-    m_in.clear();
+    m_parser.reset();
+    m_responseEnded = false;
     m_lastNl = false;
-    m_crlfSeen = 0;
     m_out.clear();
     if (body.size() <= 64 * 1024) {
         m_out << head + body; // one write, one segment: like any real client
@@ -136,11 +146,15 @@ void Conn::onReadable()
         if (n > 0) {
             if (!m_active)
                 continue; // unsolicited bytes on an idle connection: ignore
-            const qint64 t = nowNs();
-            feed(buf, size_t(n), t);
-            if (m_state == State::Done) {
-                finish(t);
+            m_readNs = nowNs();
+            m_parser.feed(QByteArrayView(buf, n)); // what follows the response is ignored
+            if (m_responseEnded) {
+                finish(m_readNs);
                 return; // the callback may have reused or closed this connection
+            }
+            if (m_parser.failed()) {
+                fail();
+                return;
             }
             continue;
         }
@@ -149,14 +163,14 @@ void Conn::onReadable()
         if (n < 0 && errno == EINTR)
             continue;
         // EOF or error.
-        if (m_active && m_state == State::UntilClose) {
-            m_state = State::Done;
-            closeSocket();
-            finish(nowNs());
-            return;
-        }
         if (m_active) {
-            fail();
+            m_parser.finish(); // ends a close-delimited body
+            if (m_responseEnded) {
+                closeSocket();
+                finish(nowNs());
+            } else {
+                fail();
+            }
             return;
         }
         closeSocket(); // the server closed an idle keep-alive connection
@@ -168,7 +182,7 @@ void Conn::finish(qint64 t)
 {
     endNs = t;
     m_active = false;
-    if (m_closeAfter)
+    if (!m_parser.head().keepAlive)
         closeSocket();
     if (onDone)
         onDone(*this);
@@ -210,106 +224,6 @@ void Conn::scanEvents(const char *p, size_t n, qint64 t)
             m_lastNl = true;
         }
     }
-}
-
-void Conn::parseHead(const QByteArray &head)
-{
-    const QList<QByteArray> lines = head.split('\n');
-    status = lines.value(0).split(' ').value(1).toInt();
-    qint64 length = -1;
-    bool chunked = false;
-    m_closeAfter = false;
-    for (qsizetype i = 1; i < lines.size(); ++i) {
-        const QByteArray &line = lines[i];
-        const qsizetype colon = line.indexOf(':');
-        if (colon < 0)
-            continue;
-        const QByteArray name = line.left(colon).trimmed().toLower();
-        const QByteArray value = line.mid(colon + 1).trimmed().toLower();
-        if (name == "content-length")
-            length = value.toLongLong();
-        else if (name == "transfer-encoding")
-            chunked = value.contains("chunked");
-        else if (name == "connection")
-            m_closeAfter = value.contains("close");
-    }
-    if (status >= 100 && status < 200) {
-        m_state = State::Head; // interim response: the real head follows
-    } else if (chunked) {
-        m_state = State::ChunkSize;
-    } else if (length >= 0) {
-        m_remaining = length;
-        m_state = length == 0 ? State::Done : State::Length;
-    } else {
-        m_state = State::UntilClose;
-        m_closeAfter = true;
-    }
-}
-
-void Conn::feed(const char *p, size_t n, qint64 t)
-{
-    m_in.append(p, qsizetype(n));
-    qsizetype pos = 0;
-    while (m_state != State::Done) {
-        if (m_state == State::Head) {
-            const qsizetype end = m_in.indexOf("\r\n\r\n", pos);
-            if (end < 0)
-                break;
-            parseHead(m_in.mid(pos, end - pos));
-            pos = end + 4;
-            continue;
-        }
-        if (m_state == State::ChunkSize || m_state == State::Trailer) {
-            const qsizetype eol = m_in.indexOf("\r\n", pos);
-            if (eol < 0)
-                break;
-            const QByteArray line = m_in.mid(pos, eol - pos);
-            pos = eol + 2;
-            if (m_state == State::Trailer) {
-                if (line.isEmpty())
-                    m_state = State::Done;
-                continue;
-            }
-            bool ok = false;
-            m_remaining = line.split(';').value(0).trimmed().toLongLong(&ok, 16);
-            if (!ok) {
-                failed = true;
-                m_closeAfter = true;
-                m_state = State::Done;
-                break;
-            }
-            m_state = m_remaining == 0 ? State::Trailer : State::ChunkData;
-            continue;
-        }
-        const qsizetype avail = m_in.size() - pos;
-        if (avail <= 0)
-            break;
-        const char *d = m_in.constData() + pos;
-        if (m_state == State::ChunkCrlf) {
-            const qsizetype take = std::min<qsizetype>(avail, 2 - m_crlfSeen);
-            pos += take;
-            m_crlfSeen += int(take);
-            if (m_crlfSeen == 2) {
-                m_crlfSeen = 0;
-                m_state = State::ChunkSize;
-            }
-            continue;
-        }
-        const qsizetype take =
-            m_state == State::UntilClose ? avail : std::min<qsizetype>(avail, m_remaining);
-        scanEvents(d, size_t(take), t);
-        bodyBytes += take;
-        pos += take;
-        if (m_state != State::UntilClose) {
-            m_remaining -= take;
-            if (m_remaining == 0)
-                m_state = m_state == State::Length ? State::Done : State::ChunkCrlf;
-        }
-    }
-    if (m_state == State::Done)
-        m_in.clear();
-    else
-        m_in.remove(0, pos);
 }
 
 } // namespace slp::bench

@@ -2,6 +2,8 @@
 
 #include "system.h"
 
+#include "wire/parser.h"
+
 #include <QByteArray>
 #include <QList>
 
@@ -13,8 +15,9 @@ class QSocketNotifier;
 
 namespace slp::bench {
 
-// One HTTP/1.1 client connection: keep-alive, one request at a time, Content-Length or
-// chunked or close-delimited responses, SSE event boundaries ("\n\n") time-stamped.
+// One HTTP/1.1 client connection: keep-alive, one request at a time. slp_test_wire parses the
+// response (Content-Length, chunked or close-delimited); SSE event ends ("\n\n" in the body)
+// are time-stamped.
 class Conn
 {
 public:
@@ -38,18 +41,6 @@ public:
     void closeSocket();
 
 private:
-    enum class State
-    {
-        Head,
-        Length,
-        ChunkSize,
-        ChunkData,
-        ChunkCrlf,
-        Trailer,
-        UntilClose,
-        Done
-    };
-
     bool openSocket();
     void onWritable();
     void flush();
@@ -57,22 +48,16 @@ private:
     void finish(qint64 t);
     void fail();
     void scanEvents(const char *p, size_t n, qint64 t);
-    void parseHead(const QByteArray &head);
-    // Everything received goes through m_in (responses here are small; request bodies are
-    // what gets large), parsed from pos; the consumed prefix is dropped at the end.
-    void feed(const char *p, size_t n, qint64 t);
 
     Endpoint m_ep;
     bool m_recordEvents;
     int m_fd = -1;
     bool m_connected = false;
     bool m_active = false;
-    bool m_closeAfter = false;
     bool m_lastNl = false;
-    State m_state = State::Head;
-    qint64 m_remaining = 0;
-    int m_crlfSeen = 0;
-    QByteArray m_in;
+    bool m_responseEnded = false;
+    qint64 m_readNs = 0; // arrival of the bytes being parsed
+    wire::Parser m_parser{wire::Parser::Kind::Response};
     QList<QByteArray> m_out;
     qint64 m_outOffset = 0;
     std::unique_ptr<QSocketNotifier> m_readN;

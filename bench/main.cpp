@@ -7,7 +7,8 @@
 // bench/run.sh starts the upstreams and proxies and calls this; see bench/README.md.
 //
 // Files: system (clock, /proc), connection (the HTTP client connection), sink (the discarding
-// upstream), load (closed-loop load and streams), report (the scenarios and the table).
+// upstream), load (closed-loop load and streams), report (the scenarios and the table). HTTP
+// is parsed by slp_test_wire (tests/support/wire), the library the tests use.
 
 #include "report.h"
 #include "sink.h"

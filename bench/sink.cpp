@@ -1,5 +1,7 @@
 #include "sink.h"
 
+#include "wire/parser.h"
+
 #include <QSocketNotifier>
 
 #include <algorithm>
@@ -7,11 +9,38 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <utility>
 
 namespace slp::bench {
 
+namespace {
+
+void reply(int fd, QByteArrayView bytes)
+{
+    // Tiny answers into an empty socket buffer: one send is enough.
+    [[maybe_unused]] const ssize_t n = ::send(fd, bytes.data(), size_t(bytes.size()), MSG_NOSIGNAL);
+}
+
+} // namespace
+
+struct Sink::Peer
+{
+    int fd = -1;
+    std::unique_ptr<QSocketNotifier> n;
+    wire::Parser parser{wire::Parser::Kind::Request};
+    bool answer = false; // a request ended
+    bool refuse = false; // a request without a length
+};
+
 Sink::Sink() = default;
-Sink::~Sink() = default;
+
+Sink::~Sink()
+{
+    for (const auto &peer : m_peers)
+        ::close(peer->fd);
+    if (m_fd >= 0)
+        ::close(m_fd);
+}
 
 bool Sink::listen(const Endpoint &ep)
 {
@@ -38,6 +67,16 @@ void Sink::onAccept()
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         auto peer = std::make_shared<Peer>();
         peer->fd = fd;
+        Peer *p = peer.get();
+        p->parser.onHead = [p](const wire::Head &h) {
+            if (!h.chunked && h.contentLength < 0) {
+                p->refuse = true;
+                return;
+            }
+            if (h.header("expect").trimmed().toLower() == "100-continue")
+                reply(p->fd, "HTTP/1.1 100 Continue\r\n\r\n");
+        };
+        p->parser.onMessage = [p] { p->answer = true; };
         peer->n = std::make_unique<QSocketNotifier>(fd, QSocketNotifier::Read);
         QObject::connect(peer->n.get(), &QSocketNotifier::activated, peer->n.get(),
                          [this, peer] { onRead(peer); });
@@ -50,14 +89,8 @@ void Sink::drop(const std::shared_ptr<Peer> &peer)
     peer->n->setEnabled(false);
     peer->n.release()->deleteLater();
     ::close(peer->fd);
+    peer->fd = -1;
     m_peers.erase(std::remove(m_peers.begin(), m_peers.end(), peer), m_peers.end());
-}
-
-void Sink::reply(int fd, const QByteArray &bytes)
-{
-    // Tiny answers into an empty socket buffer: one send is enough.
-    [[maybe_unused]] const ssize_t n =
-        ::send(fd, bytes.constData(), size_t(bytes.size()), MSG_NOSIGNAL);
 }
 
 void Sink::onRead(const std::shared_ptr<Peer> &peer)
@@ -73,44 +106,25 @@ void Sink::onRead(const std::shared_ptr<Peer> &peer)
             drop(peer);
             return;
         }
-        const char *p = buf;
-        const char *end = buf + n;
-        while (p < end) {
-            if (peer->remaining < 0) {
-                peer->head.append(p, end - p);
-                p = end;
-                const qsizetype e = peer->head.indexOf("\r\n\r\n");
-                if (e < 0)
-                    break;
-                const QByteArray rest = peer->head.mid(e + 4);
-                const QByteArray h = peer->head.left(e).toLower();
-                peer->head.clear();
-                const qsizetype cl = h.indexOf("\ncontent-length:");
-                if (cl < 0) {
-                    reply(peer->fd, "HTTP/1.1 411 Length Required\r\nContent-Length: "
-                                    "0\r\nConnection: close\r\n\r\n");
-                    drop(peer);
-                    return;
-                }
-                const qsizetype eol = h.indexOf('\r', cl + 1);
-                peer->remaining = h.mid(cl + 16, eol - cl - 16).trimmed().toLongLong();
-                if (h.contains("\nexpect: 100-continue"))
-                    reply(peer->fd, "HTTP/1.1 100 Continue\r\n\r\n");
-                if (!rest.isEmpty()) {
-                    // Re-feed what followed the head through the same loop.
-                    m_scratch = rest;
-                    p = m_scratch.constData();
-                    end = p + m_scratch.size();
-                }
+        QByteArrayView in(buf, n);
+        while (!in.isEmpty()) {
+            const qsizetype used = peer->parser.feed(in); // stops after each request
+            in = in.sliced(used);
+            if (peer->refuse) {
+                reply(peer->fd, "HTTP/1.1 411 Length Required\r\nContent-Length: 0\r\n"
+                                "Connection: close\r\n\r\n");
+                drop(peer);
+                return;
             }
-            const qint64 take = std::min<qint64>(peer->remaining, end - p);
-            p += take;
-            peer->remaining -= take;
-            if (peer->remaining == 0) {
-                peer->remaining = -1;
+            if (peer->parser.failed()) {
+                drop(peer);
+                return;
+            }
+            if (std::exchange(peer->answer, false))
                 reply(peer->fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                                 "Content-Length: 2\r\n\r\n{}");
-            }
+            else if (used == 0)
+                break; // cannot happen (feed takes all unless a request ended): never spin
         }
     }
 }
