@@ -2,6 +2,7 @@
 // query, headers (minus hop-by-hop), and what comes back (status, reason, headers, gzip, close
 // delimited and streamed bodies), all checked against what the mock upstream recorded or sent.
 #include "testsupport.h"
+#include "wire/parser.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -128,24 +129,11 @@ void serveCanned(QTcpServer *server)
 {
     QObject::connect(server, &QTcpServer::newConnection, server, [server] {
         while (QTcpSocket *socket = server->nextPendingConnection()) {
-            auto buffer = std::make_shared<QByteArray>();
-            QObject::connect(socket, &QTcpSocket::readyRead, socket, [socket, buffer] {
-                *buffer += socket->readAll();
-                for (;;) {
-                    const qsizetype end = buffer->indexOf("\r\n\r\n");
-                    if (end < 0)
-                        return;
-                    qint64 length = 0;
-                    for (const QByteArray &line : buffer->left(end).split('\n')) {
-                        if (line.toLower().startsWith("content-length:"))
-                            length = line.mid(15).trimmed().toLongLong();
-                    }
-                    if (buffer->size() < end + 4 + length)
-                        return;
-                    buffer->remove(0, end + 4 + length);
-                    socket->write(CannedResponse);
-                }
-            });
+            auto parser = std::make_shared<slp::wire::Parser>(slp::wire::Parser::Kind::Request);
+            parser->setStopAfterMessage(false);
+            parser->onMessage = [socket] { socket->write(CannedResponse); };
+            QObject::connect(socket, &QTcpSocket::readyRead, socket,
+                             [socket, parser] { parser->feed(socket->readAll()); });
             QObject::connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
         }
     });

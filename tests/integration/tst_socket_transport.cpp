@@ -5,6 +5,7 @@
 // client-gone and upstream-gone, and backpressure on a 200 MB response to a slow client.
 // Upstreams: the mock vLLM server and a scripted raw TCP server inside this test.
 #include "testsupport.h"
+#include "wire/parser.h"
 
 #include <QElapsedTimer>
 #include <QFile>
@@ -19,6 +20,7 @@
 
 #include <cstring>
 #include <memory>
+#include <utility>
 
 using namespace slp::test;
 
@@ -74,27 +76,26 @@ private:
     void adopt(QTcpSocket *socket)
     {
         const int id = ++connections;
-        auto buffer = std::make_shared<QByteArray>();
-        connect(socket, &QTcpSocket::readyRead, socket, [this, socket, buffer, id] {
-            *buffer += socket->readAll();
-            for (;;) {
-                const qsizetype end = buffer->indexOf("\r\n\r\n");
-                if (end < 0)
-                    return;
-                qint64 length = 0;
-                const QList<QByteArray> lines = buffer->left(end).split('\n');
-                for (const QByteArray &line : lines) {
-                    if (line.toLower().startsWith("content-length:"))
-                        length = line.mid(15).trimmed().toLongLong();
-                }
-                if (buffer->size() < end + 4 + length)
-                    return;
-                const QByteArray raw = buffer->left(end + 4 + length);
-                buffer->remove(0, end + 4 + length);
-                recorded.append({raw, id});
-                const QByteArray target = lines.value(0).split(' ').value(1);
-                const QByteArray path =
-                    target.left(target.indexOf('?') < 0 ? target.size() : target.indexOf('?'));
+        // One request at a time: the parser stops after each, so its exact bytes are known.
+        struct Reader
+        {
+            slp::wire::Parser parser{slp::wire::Parser::Kind::Request};
+            QByteArray raw; // the bytes of the request being read
+            bool done = false;
+        };
+        auto reader = std::make_shared<Reader>();
+        reader->parser.onMessage = [r = reader.get()] { r->done = true; };
+        connect(socket, &QTcpSocket::readyRead, socket, [this, socket, reader, id] {
+            const QByteArray in = socket->readAll();
+            QByteArrayView rest(in);
+            while (!rest.isEmpty()) {
+                const qsizetype used = reader->parser.feed(rest);
+                reader->raw += rest.first(used);
+                rest = rest.sliced(used);
+                if (!std::exchange(reader->done, false))
+                    return; // all taken (or malformed): wait for more
+                recorded.append({std::exchange(reader->raw, QByteArray()), id});
+                const QByteArray path = reader->parser.head().path();
                 const Script script = m_scripts.value(path.mid(path.lastIndexOf('/') + 1));
                 socket->write(script.bytes);
                 if (script.closeAfter) {
@@ -112,14 +113,9 @@ private:
 
 HeaderList parseHeaders(const QByteArray &raw)
 {
-    HeaderList out;
-    const QList<QByteArray> lines = raw.left(raw.indexOf("\r\n\r\n")).split('\n');
-    for (qsizetype i = 1; i < lines.size(); ++i) {
-        const QByteArray line = lines[i].trimmed();
-        const qsizetype colon = line.indexOf(':');
-        out.append({line.left(colon), line.mid(colon + 1).trimmed()});
-    }
-    return out;
+    slp::wire::Parser parser(slp::wire::Parser::Kind::Request);
+    parser.feed(raw);
+    return parser.head().headers;
 }
 
 } // namespace

@@ -7,6 +7,7 @@
 // FaultServer, whose behaviour is picked by the request's query string (slp forwards path and
 // query verbatim): ?fault=half|garbage|bighead|drip|ok.
 #include "testsupport.h"
+#include "wire/parser.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -46,25 +47,25 @@ public:
             while (QTcpSocket *s = m_server.nextPendingConnection()) {
                 ++m_accepted;
                 connect(s, &QTcpSocket::disconnected, s, &QObject::deleteLater);
-                connect(s, &QTcpSocket::readyRead, this, [this, s] { onReadyRead(s); });
+                auto parser = std::make_shared<slp::wire::Parser>(slp::wire::Parser::Kind::Request);
+                connect(s, &QTcpSocket::readyRead, this,
+                        [this, s, parser] { onReadyRead(s, *parser); });
             }
         });
     }
 
 private:
-    void onReadyRead(QTcpSocket *s)
+    void onReadyRead(QTcpSocket *s, slp::wire::Parser &parser)
     {
-        QByteArray &in = m_in[s];
-        in += s->readAll();
+        const QByteArray in = s->readAll();
         if (s->property("answered").toBool())
             return;
-        const qsizetype end = in.indexOf("\r\n\r\n");
-        if (end < 0)
+        parser.feed(in); // answered as soon as the head is in, whatever the body does
+        if (!parser.headDone())
             return;
         s->setProperty("answered", true);
-        const QByteArray line = in.left(in.indexOf("\r\n"));
-        m_in.remove(s);
-        const QByteArray fault = line.mid(line.indexOf("fault=") + 6).split(' ').value(0);
+        const QByteArray target = parser.head().target;
+        const QByteArray fault = target.mid(target.indexOf("fault=") + 6);
         if (fault == "half") {
             s->write("HTTP/1.1 20"); // and nothing more, ever
         } else if (fault == "garbage") {
@@ -103,7 +104,6 @@ private:
     }
 
     QTcpServer m_server;
-    QHash<QTcpSocket *, QByteArray> m_in;
     int m_accepted = 0;
 };
 

@@ -15,6 +15,8 @@
 
 #include <sys/socket.h>
 
+#include <utility>
+
 namespace slp::mock {
 
 namespace {
@@ -88,11 +90,6 @@ QByteArray reasonPhrase(int status)
 bool bodyForbidden(int status, const QByteArray &method)
 {
     return status == 204 || status == 304 || (status >= 100 && status < 200) || method == "HEAD";
-}
-
-QByteArray chunk(const QByteArray &data)
-{
-    return QByteArray::number(data.size(), 16) + "\r\n" + data + "\r\n";
 }
 
 int intHeader(const Request &r, QByteArrayView name, int fallback)
@@ -336,6 +333,17 @@ Connection::Connection(MockServer *server, QTcpSocket *socket, qint64 id)
         m_waiting = false;
         pump();
     });
+    m_parser.onHead = [this](const wire::Head &h) {
+        static_cast<wire::Head &>(m_request) = h;
+        m_badVersion = h.version != "HTTP/1.1" && h.version != "HTTP/1.0";
+        // A client that waits for 100 Continue before its body gets it.
+        const bool bodyFollows = h.chunked || h.contentLength > 0;
+        if (bodyFollows && h.version == "HTTP/1.1" &&
+            h.header("expect").trimmed().toLower() == "100-continue")
+            m_socket->write("HTTP/1.1 100 Continue\r\n\r\n");
+    };
+    m_parser.onBody = [this](QByteArrayView piece) { m_request.body.append(piece); };
+    m_parser.onMessage = [this] { m_requestDone = true; };
     connect(m_socket, &QTcpSocket::readyRead, this, &Connection::onReadyRead);
     connect(m_socket, &QTcpSocket::bytesWritten, this, [this] {
         if (!m_waiting)
@@ -399,27 +407,30 @@ void Connection::closeByUs(bool reset)
 
 void Connection::processInput()
 {
-    while (!m_busy && !m_gone) {
-        const RequestParser::Status s = m_parser.parse(m_in);
-        switch (s) {
-        case RequestParser::Status::NeedMore:
-            return;
-        case RequestParser::Status::HeadReady:
-            if (m_parser.expectsContinue())
-                m_socket->write("HTTP/1.1 100 Continue\r\n\r\n");
-            continue;
-        case RequestParser::Status::Error: {
-            const int status = m_parser.errorStatus();
-            const QByteArray body = errorBody(status, QString::fromUtf8(m_parser.errorMessage()));
-            m_socket->write("HTTP/1.1 " + QByteArray::number(status) + ' ' + reasonPhrase(status) +
-                            "\r\ncontent-type: application/json\r\ncontent-length: " +
-                            QByteArray::number(body.size()) + "\r\nconnection: close\r\n\r\n" +
+    while (!m_busy && !m_gone && !m_in.isEmpty()) {
+        // Parses up to the end of one request: the next stays in m_in until this one is answered.
+        m_in.remove(0, m_parser.feed(m_in));
+        if (m_parser.failed() || m_badVersion) {
+            int status = 400;
+            QString message = QStringLiteral("bad request: %1").arg(m_parser.error());
+            if (m_badVersion) {
+                status = 505;
+                message = QStringLiteral("unsupported HTTP version");
+            } else if (m_parser.failure() == wire::Parser::Failure::HeadTooLarge) {
+                status = 431;
+                message = QStringLiteral("request head too large");
+            }
+            const QByteArray body = errorBody(status, message);
+            m_socket->write(wire::responseHead(status, reasonPhrase(status),
+                                               {{"content-type", "application/json"},
+                                                {"content-length", QByteArray::number(body.size())},
+                                                {"connection", "close"}}) +
                             body);
             closeByUs(false);
             return;
         }
-        case RequestParser::Status::Done:
-            dispatch(m_parser.take());
+        if (std::exchange(m_requestDone, false)) {
+            dispatch(std::exchange(m_request, Request()));
             return;
         }
     }
@@ -448,7 +459,7 @@ Connection::Knobs Connection::parseKnobs(const Request &r)
     k.dropAfter = intHeader(r, "x-mock-drop-after", -1);
     k.errorAfter = intHeader(r, "x-mock-stream-error-after", -1);
     k.ignoreStream = flagHeader(r, "x-mock-ignore-stream");
-    k.headers = r.headerValues("x-mock-header");
+    k.headers = r.values("x-mock-header");
     return k;
 }
 
@@ -478,7 +489,7 @@ QByteArray Connection::head(int status, const QByteArray &requestId, const QList
 void Connection::dispatch(Request request)
 {
     m_busy = true;
-    m_keepAlive = request.keepAlive();
+    m_keepAlive = request.keepAlive;
     const QByteArray requestId = m_server->newRequestId();
     const QByteArray path = request.path();
 
@@ -665,7 +676,7 @@ void Connection::respondGenerated(const Request &request, const QByteArray &requ
                 m_steps.append({Step::Wait, {}, gap, false});
             }
         }
-        pending += chunked ? chunk(events[i]) : events[i];
+        pending += chunked ? wire::chunk(events[i]) : events[i];
     }
     if (m_knobs.dropAfter >= 0 && m_knobs.dropAfter < events.size()) {
         if (m_knobs.pauseAfter == m_knobs.dropAfter && m_knobs.pauseMs > 0) {
@@ -677,7 +688,7 @@ void Connection::respondGenerated(const Request &request, const QByteArray &requ
         m_steps.append({Step::Drop, {}, 0, false});
     } else {
         if (chunked)
-            pending += "0\r\n\r\n";
+            pending += wire::LastChunk;
         m_steps.append({Step::Write, pending, 0, false});
         if (!chunked)
             m_steps.append({Step::Close, {}, 0, false});

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "requestparser.h"
+#include "wire/parser.h"
 
 #include <QElapsedTimer>
 #include <QHostAddress>
@@ -15,6 +15,15 @@ class QTimer;
 namespace slp::mock {
 
 class Connection;
+
+using HeaderList = wire::HeaderList;
+
+// One HTTP/1.x request as it arrived: the head (headers in order, repeats kept) and the
+// de-chunked body.
+struct Request : wire::Head
+{
+    QByteArray body;
+};
 
 // What tests read back from GET /__mock/requests.
 struct RecordedRequest
@@ -162,7 +171,10 @@ private:
     qint64 m_id;
     quint16 m_peerPort = 0;
     QByteArray m_in;
-    RequestParser m_parser;
+    wire::Parser m_parser{wire::Parser::Kind::Request};
+    Request m_request;          // the one being parsed
+    bool m_requestDone = false; // m_request is complete: answer it
+    bool m_badVersion = false;
     bool m_busy = false;
     bool m_countedInFlight = false;
     bool m_keepAlive = true;

@@ -1,11 +1,15 @@
 #include "httpclient.h"
 
+#include "wire/parser.h"
+
 #include <QCryptographicHash>
 #include <QDeadlineTimer>
 #include <QEventLoop>
 #include <QTcpSocket>
 #include <QTimer>
 #include <QUrl>
+
+#include <utility>
 
 namespace slp::test {
 
@@ -30,258 +34,21 @@ bool waitOn(QTcpSocket *socket, int timeoutMs, bool forRead)
     return timer.isActive();
 }
 
-// Incremental HTTP/1.x response parser.
-class ResponseParser
-{
-public:
-    explicit ResponseParser(HttpResult &r, bool headRequest) : m_r(r), m_head(headRequest) {}
-
-    // Consumes from data what belongs to this response; returns true when it is complete.
-    bool feed(QByteArray &data, qint64 ms)
-    {
-        bool readBody = false;
-        for (;;) {
-            switch (m_state) {
-            case State::Head: {
-                // Search the accumulated head: its blank line may straddle two reads.
-                m_headBuf += data;
-                data.clear();
-                const qsizetype end = m_headBuf.indexOf("\r\n\r\n");
-                if (end < 0)
-                    return false;
-                data = m_headBuf.mid(end + 4);
-                m_headBuf.truncate(end + 4);
-                m_r.raw += m_headBuf;
-                if (!parseHead(ms))
-                    return true;
-                break;
-            }
-            case State::Length: {
-                const qint64 n = std::min<qint64>(m_remaining, data.size());
-                take(data, n, readBody, ms);
-                m_remaining -= n;
-                if (m_remaining > 0)
-                    return false;
-                return finish();
-            }
-            case State::Close:
-                take(data, data.size(), readBody, ms);
-                return false;
-            case State::ChunkSize: {
-                const qsizetype eol = data.indexOf("\r\n");
-                if (eol < 0)
-                    return stash(data);
-                QByteArray line = data.left(eol);
-                m_r.raw += data.left(eol + 2);
-                data.remove(0, eol + 2);
-                if (const qsizetype semi = line.indexOf(';'); semi >= 0)
-                    line.truncate(semi);
-                bool ok = false;
-                m_remaining = line.trimmed().toLongLong(&ok, 16);
-                if (!ok || m_remaining < 0) {
-                    m_r.error = QStringLiteral("bad chunk size line");
-                    return true;
-                }
-                m_state = m_remaining == 0 ? State::Trailers : State::ChunkData;
-                break;
-            }
-            case State::ChunkData: {
-                const qint64 n = std::min<qint64>(m_remaining, data.size());
-                m_r.body += data.left(n);
-                m_r.raw += data.left(n);
-                data.remove(0, n);
-                m_remaining -= n;
-                if (m_remaining > 0)
-                    return false;
-                m_r.chunkArrivalMs << ms;
-                m_state = State::ChunkEnd;
-                break;
-            }
-            case State::ChunkEnd:
-                if (data.size() < 2)
-                    return stash(data);
-                if (!data.startsWith("\r\n")) {
-                    m_r.error = QStringLiteral("missing CRLF after chunk");
-                    return true;
-                }
-                m_r.raw += "\r\n";
-                data.remove(0, 2);
-                m_state = State::ChunkSize;
-                break;
-            case State::Trailers: {
-                const qsizetype eol = data.indexOf("\r\n");
-                if (eol < 0)
-                    return stash(data);
-                m_r.raw += data.left(eol + 2);
-                data.remove(0, eol + 2);
-                if (eol == 0)
-                    return finish();
-                break;
-            }
-            case State::Done:
-                return true;
-            }
-        }
-    }
-
-    // The connection closed: decide what we have.
-    void closed()
-    {
-        m_r.peerClosed = true;
-        m_r.raw += m_headBuf + m_carry;
-        if (m_state == State::Close) {
-            m_r.complete = true;
-            return;
-        }
-        if (m_state == State::Done)
-            return;
-        m_r.complete = false;
-        if (m_r.error.isEmpty()) {
-            m_r.error = m_state == State::Head
-                            ? QStringLiteral("connection closed before the response head")
-                            : QStringLiteral("connection closed before the end of the body");
-        }
-    }
-
-    // Bytes held back waiting for a full line (chunk framing split across reads).
-    QByteArray m_carry;
-
-private:
-    enum class State
-    {
-        Head,
-        Length,
-        Close,
-        ChunkSize,
-        ChunkData,
-        ChunkEnd,
-        Trailers,
-        Done
-    };
-
-    bool stash(QByteArray &data)
-    {
-        m_carry = data;
-        data.clear();
-        return false;
-    }
-
-    void take(QByteArray &data, qint64 n, bool &counted, qint64 ms)
-    {
-        if (n <= 0)
-            return;
-        m_r.body += data.left(n);
-        m_r.raw += data.left(n);
-        data.remove(0, n);
-        if (!counted)
-            m_r.chunkArrivalMs << ms;
-        counted = true;
-    }
-
-    bool finish()
-    {
-        m_state = State::Done;
-        m_r.complete = true;
-        return true;
-    }
-
-    bool parseHead(qint64 ms)
-    {
-        const QByteArray head = m_headBuf.left(m_headBuf.size() - 4);
-        m_headBuf.clear();
-        const QList<QByteArray> lines = head.split('\n');
-        QByteArray statusLine = lines.value(0);
-        if (statusLine.endsWith('\r'))
-            statusLine.chop(1);
-        const qsizetype sp1 = statusLine.indexOf(' ');
-        if (!statusLine.startsWith("HTTP/") || sp1 < 0) {
-            m_r.error =
-                QStringLiteral("malformed status line: %1").arg(QString::fromLatin1(statusLine));
-            return false;
-        }
-        const qsizetype sp2 = statusLine.indexOf(' ', sp1 + 1);
-        bool ok = false;
-        const int status = statusLine.mid(sp1 + 1, sp2 < 0 ? -1 : sp2 - sp1 - 1).toInt(&ok);
-        if (!ok) {
-            m_r.error =
-                QStringLiteral("malformed status line: %1").arg(QString::fromLatin1(statusLine));
-            return false;
-        }
-        if (status >= 100 && status < 200 && status != 101) {
-            m_r.interimStatuses << status;
-            return true; // the final head follows
-        }
-        m_r.status = status;
-        m_r.version = statusLine.left(sp1);
-        m_r.reason = sp2 < 0 ? QByteArray() : statusLine.mid(sp2 + 1);
-        m_r.headMs = ms;
-        for (qsizetype i = 1; i < lines.size(); ++i) {
-            QByteArray line = lines[i];
-            if (line.endsWith('\r'))
-                line.chop(1);
-            const qsizetype colon = line.indexOf(':');
-            if (colon <= 0) {
-                m_r.error =
-                    QStringLiteral("malformed header line: %1").arg(QString::fromLatin1(line));
-                return false;
-            }
-            m_r.headers.append({line.left(colon), line.mid(colon + 1).trimmed()});
-        }
-        const QByteArray te = m_r.header("transfer-encoding").toLower();
-        if (m_head || status == 204 || status == 304) {
-            m_state = State::Done;
-            m_r.complete = true;
-        } else if (te.contains("chunked")) {
-            m_state = State::ChunkSize;
-        } else if (m_r.hasHeader("content-length")) {
-            m_remaining = m_r.header("content-length").trimmed().toLongLong(&ok);
-            if (!ok || m_remaining < 0) {
-                m_r.error = QStringLiteral("bad Content-Length");
-                return false;
-            }
-            m_state = m_remaining == 0 ? State::Done : State::Length;
-            m_r.complete = m_remaining == 0;
-        } else {
-            m_state = State::Close;
-        }
-        return true;
-    }
-
-    HttpResult &m_r;
-    bool m_head;
-    State m_state = State::Head;
-    QByteArray m_headBuf;
-    qint64 m_remaining = 0;
-};
-
 } // namespace
 
 QByteArray HttpResult::header(QByteArrayView name) const
 {
-    for (const auto &h : headers) {
-        if (h.first.compare(name, Qt::CaseInsensitive) == 0)
-            return h.second;
-    }
-    return {};
+    return wire::headerValue(headers, name);
 }
 
 QList<QByteArray> HttpResult::headerValues(QByteArrayView name) const
 {
-    QList<QByteArray> out;
-    for (const auto &h : headers) {
-        if (h.first.compare(name, Qt::CaseInsensitive) == 0)
-            out << h.second;
-    }
-    return out;
+    return wire::headerValues(headers, name);
 }
 
 bool HttpResult::hasHeader(QByteArrayView name) const
 {
-    for (const auto &h : headers) {
-        if (h.first.compare(name, Qt::CaseInsensitive) == 0)
-            return true;
-    }
-    return false;
+    return wire::hasHeader(headers, name);
 }
 
 RawConnection::RawConnection() : m_socket(std::make_unique<QTcpSocket>())
@@ -351,38 +118,65 @@ bool RawConnection::readMore(int timeoutMs)
 HttpResult RawConnection::readResponse(int timeoutMs, bool headRequest)
 {
     HttpResult r;
-    ResponseParser parser(r, headRequest);
+    wire::Parser parser(wire::Parser::Kind::Response);
+    parser.expectHeadResponse(headRequest);
+    qint64 ms = 0;          // arrival of the piece being parsed
+    bool timedRead = false; // that piece's arrival is in chunkArrivalMs (bodies not chunked)
+    bool done = false;
+    parser.onHead = [&](const wire::Head &h) {
+        if (h.interim()) {
+            r.interimStatuses << h.status;
+            return;
+        }
+        r.status = h.status;
+        r.version = h.version;
+        r.reason = h.reason;
+        r.headers = h.headers;
+        r.headMs = ms;
+    };
+    parser.onBody = [&](QByteArrayView piece) {
+        r.body.append(piece);
+        if (!parser.head().chunked && !std::exchange(timedRead, true))
+            r.chunkArrivalMs << ms;
+    };
+    parser.onChunk = [&](qint64) { r.chunkArrivalMs << ms; };
+    parser.onMessage = [&] { done = true; };
+    auto result = [&](QString error) {
+        r.error = std::move(error);
+        r.complete = done && r.error.isEmpty();
+        r.elapsedMs = m_clock.elapsed();
+        return r;
+    };
+
     const QDeadlineTimer deadline(std::max(0, timeoutMs));
     for (;;) {
         while (!m_pending.isEmpty()) {
-            auto [data, ms] = m_pending.takeFirst();
-            if (!parser.m_carry.isEmpty()) {
-                data.prepend(parser.m_carry);
-                parser.m_carry.clear();
+            const auto [data, at] = m_pending.takeFirst();
+            ms = at;
+            timedRead = false;
+            const qsizetype used = parser.feed(data);
+            r.raw += data.left(used);
+            if (parser.failed()) {
+                r.raw += data.mid(used);
+                return result(QStringLiteral("malformed response: %1").arg(parser.error()));
             }
-            const bool done = parser.feed(data, ms);
-            if (!parser.m_carry.isEmpty() && data.isEmpty() && !done)
-                continue;
             if (done) {
-                if (!data.isEmpty())
-                    m_pending.prepend({data, ms}); // the next pipelined response
-                r.elapsedMs = m_clock.elapsed();
-                if (!r.error.isEmpty())
-                    r.complete = false;
-                return r;
+                if (used < data.size())
+                    m_pending.prepend({data.mid(used), at}); // the next pipelined response
+                return result({});
             }
         }
         if (m_closed) {
-            parser.closed();
-            r.elapsedMs = m_clock.elapsed();
-            return r;
+            r.peerClosed = true;
+            parser.finish(); // the close ends a close-delimited body
+            if (done)
+                return result({});
+            return result(parser.headDone()
+                              ? QStringLiteral("connection closed before the end of the body")
+                              : QStringLiteral("connection closed before the response head"));
         }
-        if (deadline.hasExpired()) {
-            r.error = QStringLiteral("timed out after %1 ms").arg(timeoutMs);
-            r.complete = false;
-            r.elapsedMs = m_clock.elapsed();
-            return r;
-        }
+        if (deadline.hasExpired())
+            return result(QStringLiteral("timed out after %1 ms").arg(timeoutMs));
         readMore(static_cast<int>(deadline.remainingTime()));
     }
 }
@@ -470,28 +264,19 @@ QByteArray buildRequest(const QByteArray &method, const QString &url, const QByt
         target = "/";
     if (u.hasQuery())
         target += '?' + u.query(QUrl::FullyEncoded).toLatin1();
-    auto has = [&](QByteArrayView name) {
-        for (const auto &h : headers) {
-            if (h.first.compare(name, Qt::CaseInsensitive) == 0)
-                return true;
-        }
-        return false;
-    };
-    QByteArray out = method + ' ' + target + " HTTP/1.1\r\n";
-    if (!has("host"))
-        out += "Host: " + u.host().toLatin1() +
-               (u.port() > 0 ? ':' + QByteArray::number(u.port()) : QByteArray()) + "\r\n";
-    for (const auto &h : headers)
-        out += h.first + ": " + h.second + "\r\n";
+    HeaderList all;
+    if (!wire::hasHeader(headers, "host"))
+        all.append({"Host", u.host().toLatin1() + (u.port() > 0 ? ':' + QByteArray::number(u.port())
+                                                                : QByteArray())});
+    all += headers;
     const bool wantsLength =
         !body.isEmpty() || method == "POST" || method == "PUT" || method == "PATCH";
-    if (wantsLength && !has("content-length") && !has("transfer-encoding"))
-        out += "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
-    if (!has("connection"))
-        out += "Connection: close\r\n";
-    out += "\r\n";
-    out += body;
-    return out;
+    if (wantsLength && !wire::hasHeader(headers, "content-length") &&
+        !wire::hasHeader(headers, "transfer-encoding"))
+        all.append({"Content-Length", QByteArray::number(body.size())});
+    if (!wire::hasHeader(headers, "connection"))
+        all.append({QByteArray("Connection"), QByteArray("close")});
+    return wire::requestHead(method, target, all) + body;
 }
 
 HttpResult httpRequest(const QByteArray &method, const QString &url, const QByteArray &body,

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "wire/message.h"
+
 #include <QByteArray>
 #include <QElapsedTimer>
 #include <QList>
@@ -12,7 +14,7 @@ class QTcpSocket;
 
 namespace slp::test {
 
-using HeaderList = QList<QPair<QByteArray, QByteArray>>;
+using HeaderList = wire::HeaderList;
 
 struct HttpResult
 {

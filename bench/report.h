@@ -1,0 +1,38 @@
+#pragma once
+
+#include "system.h"
+
+#include <QList>
+#include <QStringList>
+
+namespace slp::bench {
+
+struct Way
+{
+    QString name;     // direct, nginx, slp-qnam, ...
+    Endpoint fast;    // small POST target (static JSON behind it)
+    Endpoint mock;    // mock upstream target
+    Endpoint sink;    // discarding upstream target (large bodies)
+    ProcSet proc;     // the proxy's processes (empty for direct)
+    bool slp = false; // an slp instance (targets apply)
+};
+
+struct Options
+{
+    bool quick = false;
+    int rounds = 3;
+    int sliceMs = 2000;
+    int warmupMs = 300;
+    QList<int> streamCounts{100, 1000, 2000};
+    int streamSeconds = 20;
+    int intervalMs = 100;
+    QString jsonPath;
+    QString note;
+    ProcSet mock; // the mock upstream's process, for its CPU share during streams
+    QStringList only{"small", "large", "stream", "aggregate"};
+};
+
+// Runs the scenarios in opt.only over every way, prints the table, writes the JSON.
+int run(const QList<Way> &ways, const Options &opt);
+
+} // namespace slp::bench
