@@ -138,11 +138,28 @@ fi
 step "slp --check on the packaged config"
 mkdir -p "$work/root"
 for deb in "${debs[@]}"; do dpkg-deb -x "$deb" "$work/root"; done
-"$work/root/usr/bin/slp" --version || fail "packaged slp --version"
+# One version: the .deb's Version is the CMake project version plus the Debian revision, and
+# both packaged programs print the project version.
+project_version=${version%-*}
+for deb in "${debs[@]}"; do
+    deb_version=$(dpkg-deb -f "$deb" Version)
+    echo "dpkg-deb -f $(basename "$deb") Version: $deb_version"
+    [ "$deb_version" = "$version" ] || fail "$(basename "$deb"): Version $deb_version, want $version"
+done
+out=$("$work/root/usr/bin/slp" --version) || fail "packaged slp --version"
+echo "$out"
+[ "$out" = "slp $project_version" ] || fail "packaged slp --version says '$out', want 'slp $project_version'"
+zcat "$work/root/usr/share/man/man1/slp.1.gz" | grep -q "^\.TH SLP 1 .* \"slp $project_version\"" ||
+    fail "slp.1 does not carry version $project_version"
 "$work/root/usr/bin/slp" --check --config "$work/root/etc/slp/slp.yaml" ||
     fail "packaged slp --check on the packaged /etc/slp/slp.yaml"
 if [ "$with_monitor" = 1 ]; then
-    QT_QPA_PLATFORM=offscreen "$work/root/usr/bin/slp-monitor" --version || fail "packaged slp-monitor --version"
+    out=$(QT_QPA_PLATFORM=offscreen "$work/root/usr/bin/slp-monitor" --version) || fail "packaged slp-monitor --version"
+    echo "$out"
+    [ "$out" = "slp-monitor $project_version" ] ||
+        fail "packaged slp-monitor --version says '$out', want 'slp-monitor $project_version'"
+    zcat "$work/root/usr/share/man/man1/slp-monitor.1.gz" | grep -q "\"slp-monitor $project_version\"" ||
+        fail "slp-monitor.1 does not carry version $project_version"
 fi
 if command -v desktop-file-validate >/dev/null; then
     desktop-file-validate "$work/root/usr/share/applications/slp-monitor.desktop" || fail "desktop-file-validate"
