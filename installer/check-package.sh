@@ -16,6 +16,9 @@
 #      edit survives a reinstall, dpkg -r keeps the conffile, dpkg --purge removes it; refused
 #      when slp is installed already (it is not ours to remove);
 #    - neither: the install test is skipped, and says so.
+# 7. with the same root and systemd-nspawn: installer/boot-test.sh boots it with the .deb
+#    installed and checks slp.service (start, /healthz, reload good and bad, stop); it skips,
+#    saying why, where this machine cannot boot a container.
 set -uo pipefail
 
 build_dir=$1
@@ -265,6 +268,24 @@ else
     step "install test skipped"
     echo "No Debian 12 root at $chroot_dir (installer/make-test-chroot.sh makes one) and"
     echo "neither SLP_PACKAGE_INSTALL_TEST=1 nor CI=true is set (either: dpkg -i on this machine)."
+fi
+
+# ---- boot -------------------------------------------------------------------------------------
+# The unit itself, under systemd as PID 1 on a clean root: start, /healthz, reload with a good
+# and a bad config, stop. Needs the same root as the chroot install test and systemd-nspawn.
+if [ -x "$chroot_dir/bin/sh" ]; then
+    step "boot a clean Debian 12 root with systemd-nspawn (installer/boot-test.sh)"
+    "$src_dir/boot-test.sh" "$chroot_dir" "$deb_slp"
+    rc=$?
+    case $rc in
+    0) ;;
+    77) echo "(boot test skipped, above says why)" ;;
+    *) fail "boot test (exit $rc)" ;;
+    esac
+else
+    step "boot test skipped"
+    echo "No Debian 12 root at $chroot_dir (installer/make-test-chroot.sh makes one): the"
+    echo "systemd-nspawn boot test of slp.service needs it."
 fi
 
 echo

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Makes the clean Debian 12 root that the package test (installer/check-package.sh) installs
 # the .debs into: debootstrap --variant=minbase bookworm, apt lists updated, and the runtime
 # libraries the packages depend on downloaded (not installed) so each test run installs from
-# the local cache. About 3-4 minutes on a 2-core machine, once per machine.
+# the local cache; so are systemd and systemd-sysv, which the boot test (systemd-nspawn
+# --boot) installs into its own copy of the root. About 3-4 minutes on a 2-core machine, once
+# per machine.
 #   installer/make-test-chroot.sh [DIR]     (default /var/cache/slp-test-chroot/bookworm)
 # Needs root, debootstrap and the Debian mirror that apt uses.
 set -euo pipefail
@@ -33,6 +36,11 @@ in_root apt-get update -q >>"$tmp.log" 2>&1
 in_root apt-get install -y -q --download-only --no-install-recommends \
     libqt6core6 libqt6network6 libqt6httpserver6 libqt6websockets6 libyaml-cpp0.7 libhttp-parser2.9 \
     libqt6widgets6 libqt6gui6 libqt6dbus6 >>"$tmp.log" 2>&1
+# The boot test's init: systemd as PID 1 (never installed in the cached root itself, which
+# stays minbase so the install test proves the packages' Depends). procps stays out on
+# purpose: a minimal Debian 12 has no /bin/kill, and `systemctl reload slp` must not need it.
+in_root apt-get install -y -q --download-only --no-install-recommends systemd systemd-sysv \
+    >>"$tmp.log" 2>&1
 mv "$tmp" "$dir"
 rm -f "$tmp.log"
 echo "make-test-chroot: $dir ready in $(($(date +%s) - started)) s"
