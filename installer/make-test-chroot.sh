@@ -7,11 +7,26 @@
 # --boot) installs into its own copy of the root. About 3-4 minutes on a 2-core machine, once
 # per machine.
 #   installer/make-test-chroot.sh [DIR]     (default /var/cache/slp-test-chroot/bookworm)
-# Needs root, debootstrap and the Debian mirror that apt uses.
+# Needs root and debootstrap. The Debian archive is the one this machine's apt already uses
+# for bookworm (its sources, as `apt-get indextargets` reads them); SLP_DEBIAN_MIRROR=URI
+# overrides it.
 set -euo pipefail
 
 dir=${1:-/var/cache/slp-test-chroot/bookworm}
-mirror=${SLP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+# The URI this machine's apt fetches bookworm's main component from: apt itself parses
+# /etc/apt/sources.list, sources.list.d/*.list and *.sources (one-line and deb822 forms). An
+# entry whose Release file says Origin: Debian wins; before the first apt-get update there is
+# no Release file, so any bookworm/main entry does.
+apt_mirror() {
+    local uri
+    uri=$(apt-get indextargets --format '$(REPO_URI)' 'Identifier: Packages' 'Release: bookworm' \
+        'Component: main' 'Origin: Debian' 2>/dev/null | head -n 1)
+    [ -n "$uri" ] || uri=$(apt-get indextargets --no-release-info --format '$(REPO_URI)' \
+        'Identifier: Packages' 'Release: bookworm' 'Component: main' 2>/dev/null | head -n 1)
+    echo "${uri%/}"
+}
+mirror=${SLP_DEBIAN_MIRROR:-$(apt_mirror)}
 if [ -x "$dir/bin/sh" ]; then
     echo "make-test-chroot: $dir exists; remove it to make it again"
     exit 0
@@ -20,6 +35,12 @@ command -v debootstrap >/dev/null || {
     echo "make-test-chroot: apt-get install debootstrap" >&2
     exit 1
 }
+if [ -z "$mirror" ]; then
+    echo "make-test-chroot: this machine's apt has no source for bookworm main" >&2
+    echo "  (see /etc/apt/sources.list*; or set SLP_DEBIAN_MIRROR=URI)" >&2
+    exit 1
+fi
+echo "make-test-chroot: debootstrap bookworm from $mirror (this machine's apt source)"
 
 started=$(date +%s)
 tmp="$dir.partial"
