@@ -12,9 +12,9 @@
 #      default /var/cache/slp-test-chroot/bookworm is used when it exists): a copy of it gets
 #      the .debs with apt (their Depends resolved on a clean root), then slp --check, remove,
 #      purge;
-#    - SLP_PACKAGE_INSTALL_TEST=1, or CI=true (as .ci/run runs): dpkg -i on this machine, slp --check, a conffile
-#      edit survives a reinstall, dpkg -r keeps the conffile, dpkg --purge removes it; refused
-#      when slp is installed already (it is not ours to remove);
+#    - also, with SLP_PACKAGE_INSTALL_TEST=1 or CI=true (as .ci/run runs): dpkg -i on this
+#      machine, slp --check, a conffile edit survives a reinstall, dpkg -r keeps the conffile,
+#      dpkg --purge removes it; refused when slp is installed already (not ours to remove);
 #    - neither: the install test is skipped, and says so.
 # 7. with the same root and systemd-nspawn: installer/boot-test.sh boots it with the .deb
 #    installed and checks slp.service (start, /healthz, reload good and bad, stop); it skips,
@@ -236,7 +236,10 @@ if [ -x "$chroot_dir/bin/sh" ]; then
         fail "chroot: apt-get install of the .debs"
     fi
     echo "chroot install test: $(($(date +%s) - t0)) s"
-elif [ "${SLP_PACKAGE_INSTALL_TEST:-0}" != 0 ] || [ "${CI:-}" = true ]; then
+fi
+# The machine install checks what the chroot does not (a conffile edit survives a reinstall,
+# systemd-analyze on the installed unit), so it runs whenever it is asked for.
+if [ "${SLP_PACKAGE_INSTALL_TEST:-0}" != 0 ] || [ "${CI:-}" = true ]; then
     step "install on this machine (SLP_PACKAGE_INSTALL_TEST=${SLP_PACKAGE_INSTALL_TEST:-} CI=${CI:-})"
     if dpkg-query -W -f='${Status}' slp 2>/dev/null | grep -q "ok installed" ||
         dpkg-query -W -f='${Status}' slp-monitor 2>/dev/null | grep -q "ok installed"; then
@@ -264,7 +267,7 @@ elif [ "${SLP_PACKAGE_INSTALL_TEST:-0}" != 0 ] || [ "${CI:-}" = true ]; then
         installed_here=0
         echo "install test on this machine: done"
     fi
-else
+elif [ ! -x "$chroot_dir/bin/sh" ]; then
     step "install test skipped"
     echo "No Debian 12 root at $chroot_dir (installer/make-test-chroot.sh makes one) and"
     echo "neither SLP_PACKAGE_INSTALL_TEST=1 nor CI=true is set (either: dpkg -i on this machine)."
