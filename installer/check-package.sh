@@ -12,10 +12,13 @@
 #      default /var/cache/slp-test-chroot/bookworm is used when it exists): a copy of it gets
 #      the .debs with apt (their Depends resolved on a clean root), then slp --check, remove,
 #      purge;
-#    - SLP_PACKAGE_INSTALL_TEST=1, or CI=true (as .ci/run runs): dpkg -i on this machine, slp --check, a conffile
-#      edit survives a reinstall, dpkg -r keeps the conffile, dpkg --purge removes it; refused
-#      when slp is installed already (it is not ours to remove);
+#    - also, with SLP_PACKAGE_INSTALL_TEST=1 or CI=true (as .ci/run runs): dpkg -i on this
+#      machine, slp --check, a conffile edit survives a reinstall, dpkg -r keeps the conffile,
+#      dpkg --purge removes it; refused when slp is installed already (not ours to remove);
 #    - neither: the install test is skipped, and says so.
+# 7. with the same root and systemd-nspawn: installer/boot-test.sh boots it with the .deb
+#    installed and checks slp.service (start, /healthz, reload good and bad, stop); it skips,
+#    saying why, where this machine cannot boot a container.
 set -uo pipefail
 
 build_dir=$1
@@ -138,11 +141,28 @@ fi
 step "slp --check on the packaged config"
 mkdir -p "$work/root"
 for deb in "${debs[@]}"; do dpkg-deb -x "$deb" "$work/root"; done
-"$work/root/usr/bin/slp" --version || fail "packaged slp --version"
+# One version: the .deb's Version is the CMake project version plus the Debian revision, and
+# both packaged programs print the project version.
+project_version=${version%-*}
+for deb in "${debs[@]}"; do
+    deb_version=$(dpkg-deb -f "$deb" Version)
+    echo "dpkg-deb -f $(basename "$deb") Version: $deb_version"
+    [ "$deb_version" = "$version" ] || fail "$(basename "$deb"): Version $deb_version, want $version"
+done
+out=$("$work/root/usr/bin/slp" --version) || fail "packaged slp --version"
+echo "$out"
+[ "$out" = "slp $project_version" ] || fail "packaged slp --version says '$out', want 'slp $project_version'"
+zcat "$work/root/usr/share/man/man1/slp.1.gz" | grep -q "^\.TH SLP 1 .* \"slp $project_version\"" ||
+    fail "slp.1 does not carry version $project_version"
 "$work/root/usr/bin/slp" --check --config "$work/root/etc/slp/slp.yaml" ||
     fail "packaged slp --check on the packaged /etc/slp/slp.yaml"
 if [ "$with_monitor" = 1 ]; then
-    QT_QPA_PLATFORM=offscreen "$work/root/usr/bin/slp-monitor" --version || fail "packaged slp-monitor --version"
+    out=$(QT_QPA_PLATFORM=offscreen "$work/root/usr/bin/slp-monitor" --version) || fail "packaged slp-monitor --version"
+    echo "$out"
+    [ "$out" = "slp-monitor $project_version" ] ||
+        fail "packaged slp-monitor --version says '$out', want 'slp-monitor $project_version'"
+    zcat "$work/root/usr/share/man/man1/slp-monitor.1.gz" | grep -q "\"slp-monitor $project_version\"" ||
+        fail "slp-monitor.1 does not carry version $project_version"
 fi
 if command -v desktop-file-validate >/dev/null; then
     desktop-file-validate "$work/root/usr/share/applications/slp-monitor.desktop" || fail "desktop-file-validate"
@@ -216,7 +236,10 @@ if [ -x "$chroot_dir/bin/sh" ]; then
         fail "chroot: apt-get install of the .debs"
     fi
     echo "chroot install test: $(($(date +%s) - t0)) s"
-elif [ "${SLP_PACKAGE_INSTALL_TEST:-0}" != 0 ] || [ "${CI:-}" = true ]; then
+fi
+# The machine install checks what the chroot does not (a conffile edit survives a reinstall,
+# systemd-analyze on the installed unit), so it runs whenever it is asked for.
+if [ "${SLP_PACKAGE_INSTALL_TEST:-0}" != 0 ] || [ "${CI:-}" = true ]; then
     step "install on this machine (SLP_PACKAGE_INSTALL_TEST=${SLP_PACKAGE_INSTALL_TEST:-} CI=${CI:-})"
     if dpkg-query -W -f='${Status}' slp 2>/dev/null | grep -q "ok installed" ||
         dpkg-query -W -f='${Status}' slp-monitor 2>/dev/null | grep -q "ok installed"; then
@@ -244,10 +267,28 @@ elif [ "${SLP_PACKAGE_INSTALL_TEST:-0}" != 0 ] || [ "${CI:-}" = true ]; then
         installed_here=0
         echo "install test on this machine: done"
     fi
-else
+elif [ ! -x "$chroot_dir/bin/sh" ]; then
     step "install test skipped"
     echo "No Debian 12 root at $chroot_dir (installer/make-test-chroot.sh makes one) and"
     echo "neither SLP_PACKAGE_INSTALL_TEST=1 nor CI=true is set (either: dpkg -i on this machine)."
+fi
+
+# ---- boot -------------------------------------------------------------------------------------
+# The unit itself, under systemd as PID 1 on a clean root: start, /healthz, reload with a good
+# and a bad config, stop. Needs the same root as the chroot install test and systemd-nspawn.
+if [ -x "$chroot_dir/bin/sh" ]; then
+    step "boot a clean Debian 12 root with systemd-nspawn (installer/boot-test.sh)"
+    "$src_dir/boot-test.sh" "$chroot_dir" "$deb_slp"
+    rc=$?
+    case $rc in
+    0) ;;
+    77) echo "(boot test skipped, above says why)" ;;
+    *) fail "boot test (exit $rc)" ;;
+    esac
+else
+    step "boot test skipped"
+    echo "No Debian 12 root at $chroot_dir (installer/make-test-chroot.sh makes one): the"
+    echo "systemd-nspawn boot test of slp.service needs it."
 fi
 
 echo

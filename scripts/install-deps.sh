@@ -12,6 +12,7 @@ packages=(
     libyaml-cpp-dev libhttp-parser-dev
     curl ca-certificates python3 clang-format caddy lintian desktop-file-utils
     xvfb xauth x11-utils dbus tint2 dunst xdotool imagemagick
+    debootstrap systemd-container
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -25,6 +26,13 @@ if [ "${#missing[@]}" -gt 0 ]; then
     echo "install-deps: installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     $SUDO apt-get update -qq
+    # systemd-container (systemd-nspawn, for the package test's boot test) must be the
+    # installed systemd's exact version: asking for that one keeps apt from upgrading systemd.
+    systemd_version=$(dpkg-query -W -f='${Version}' systemd 2>/dev/null || true)
+    candidates=$(apt-cache madison systemd-container 2>/dev/null || true)
+    if [ -n "$systemd_version" ] && grep -qF " $systemd_version " <<<"$candidates"; then
+        missing=("${missing[@]/#systemd-container/systemd-container=$systemd_version}")
+    fi
     $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 

@@ -70,6 +70,8 @@ private slots:
     void usageErrorNeverServes();
     void versionAndHelp_data();
     void versionAndHelp();
+    void versionIsTheProjectVersion_data();
+    void versionIsTheProjectVersion();
     void checkDesignNote();
     void checkContactsNothing();
     void checkReportsEveryError();
@@ -187,6 +189,29 @@ void TestCli::versionAndHelp()
         for (const char *flag : {"--config", "--check", "--listen", "--log-requests", "--version"})
             QVERIFY2(out.contains(QLatin1String(flag)), flag);
     }
+}
+
+// SLP_VERSION is the CMake project(VERSION), passed to every target as a compile definition;
+// both programs must print exactly it (the package test checks the .deb's Version too).
+void TestCli::versionIsTheProjectVersion_data()
+{
+    QTest::addColumn<QString>("binary");
+    QTest::addColumn<QString>("name");
+    QTest::newRow("slp") << SlpDaemon::binary() << "slp";
+    QTest::newRow("slp-monitor") << qEnvironmentVariable("SLP_MONITOR_BIN") << "slp-monitor";
+}
+
+void TestCli::versionIsTheProjectVersion()
+{
+    QFETCH(QString, binary);
+    QFETCH(QString, name);
+    if (binary.isEmpty())
+        QSKIP("SLP_MONITOR_BIN is not set (built with SLP_BUILD_MONITOR=OFF)");
+    const CommandResult r = runCommand(binary, {"--version"}, 10000);
+    QVERIFY(!r.timedOut);
+    QCOMPARE(r.exitCode, 0);
+    QCOMPARE(QString::fromUtf8(r.stdOut), name + QStringLiteral(" " SLP_VERSION "\n"));
+    QVERIFY(QStringLiteral(SLP_VERSION).contains(QRegularExpression("^\\d+\\.\\d+\\.\\d+$")));
 }
 
 void TestCli::checkDesignNote()

@@ -219,6 +219,18 @@ void TestDiscovery::singleModelDiscovered()
                  .hasMatch(),
              qPrintable(slp.stderrText()));
 
+    // Probes say who they are, with the project version (CMake's, through SLP_VERSION).
+    QStringList agents;
+    for (const QJsonValue &v : mock.requests()) {
+        for (const QJsonValue &h : v.toObject().value("headers").toArray()) {
+            if (h.toArray().at(0).toString().compare("User-Agent", Qt::CaseInsensitive) == 0)
+                agents << h.toArray().at(1).toString();
+        }
+    }
+    QVERIFY(!agents.isEmpty());
+    for (const QString &agent : std::as_const(agents))
+        QCOMPARE(agent, QStringLiteral("slp-discovery/" SLP_VERSION));
+
     // The upstream gets its own name; every other byte of the body is as the client sent it.
     int status = 0;
     const QByteArray got = forwardedBody(slp, mock, "alpha", &status);

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# The slp package on a booted clean Debian 12 (check-package.sh runs it):
+#   installer/boot-test.sh ROOT SLP_DEB
+# An overlay of ROOT (a minbase root from installer/make-test-chroot.sh, which also caches
+# systemd) gets systemd-sysv and the .deb through apt, is booted with `systemd-nspawn --boot`
+# on a private network, and slp.service must: start and answer /healthz; reload a good config
+# (new routes, same process); reload a bad one (errors logged, still serving the previous
+# table); stop cleanly (exit 0). The root has no procps, so no /bin/kill, as a minimal Debian
+# 12 or a container image has none.
+# Exit 0: passed; 1: failed; 77: skipped (this machine cannot boot a container; says why).
+set -uo pipefail
+
+root_dir=$1
+deb=$2
+failures=0
+fail() {
+    echo "FAIL: boot test: $*"
+    failures=$((failures + 1))
+}
+skip() {
+    echo "SKIP: boot test: $*"
+    exit 77
+}
+
+[ "$(id -u)" = 0 ] || skip "needs root (systemd-nspawn, mount)"
+command -v systemd-nspawn >/dev/null || skip "systemd-nspawn is not installed (apt-get install systemd-container)"
+command -v nsenter >/dev/null || skip "nsenter (util-linux) is not installed"
+command -v curl >/dev/null || skip "curl is not installed"
+[ -x "$root_dir/bin/sh" ] || skip "no Debian 12 root at $root_dir (installer/make-test-chroot.sh makes one)"
+
+started=$(date +%s)
+work=$(mktemp -d /var/tmp/slp-boot.XXXXXX)
+root=$work/root
+nspawn_pid=""
+overlay=0
+cleanup() {
+    if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
+        kill -TERM "$nspawn_pid" 2>/dev/null # nspawn asks the container's init to halt
+        for _ in $(seq 1 100); do kill -0 "$nspawn_pid" 2>/dev/null || break; sleep 0.2; done
+        kill -KILL "$nspawn_pid" 2>/dev/null || true
+    fi
+    wait 2>/dev/null
+    if [ "$overlay" = 1 ]; then umount "$root" 2>/dev/null || umount -l "$root" 2>/dev/null || true; fi
+    rm -rf --one-file-system "$work"
+}
+trap cleanup EXIT
+
+mkdir -p "$root" "$work/upper" "$work/work"
+if mount -t overlay overlay -o "lowerdir=$root_dir,upperdir=$work/upper,workdir=$work/work" "$root" 2>/dev/null; then
+    overlay=1
+    echo "(an overlay on $root_dir)"
+else
+    cp -a "$root_dir/." "$root/"
+fi
+cp "$deb" "$root/tmp/"
+cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive "$@"; }
+# systemd-sysv comes from the root's apt cache (make-test-chroot.sh downloaded it); the .deb's
+# Depends are resolved by apt as on any clean machine.
+if ! in_root apt-get install -y -q --no-install-recommends systemd-sysv >"$work/apt.log" 2>&1 ||
+    ! in_root apt-get install -y -q --no-install-recommends "/tmp/$(basename "$deb")" >>"$work/apt.log" 2>&1; then
+    tail -n 30 "$work/apt.log"
+    fail "apt-get install systemd-sysv and the .deb in the root"
+    exit 1
+fi
+if [ -e "$root/bin/kill" ] || [ -e "$root/usr/bin/kill" ]; then
+    fail "the root has a kill binary (procps); the test must run without one"
+else
+    echo "the root has no /bin/kill (procps is not installed)"
+fi
+[ -L "$root/etc/systemd/system/multi-user.target.wants/slp.service" ] ||
+    fail "the package did not enable slp.service"
+
+# ---- boot -----------------------------------------------------------------------------------
+# --register=no --keep-unit: no machined or host D-Bus needed; --private-network: the
+# container's 127.0.0.1:8080 (the packaged config's listen) is its own.
+machine=slp-boot-$$
+boot_started=$(date +%s)
+systemd-nspawn --boot --register=no --keep-unit --private-network --console=pipe \
+    -M "$machine" -D "$root" >"$work/console.log" 2>&1 &
+nspawn_pid=$!
+# The container's init: the child of systemd-nspawn in a PID namespace of its own (nspawn's
+# first child is a short-lived helper in ours).
+own_pidns=$(readlink /proc/self/ns/pid)
+leader=""
+for _ in $(seq 1 200); do
+    kill -0 "$nspawn_pid" 2>/dev/null || break
+    for child in $(cat "/proc/$nspawn_pid/task/$nspawn_pid/children" 2>/dev/null); do
+        ns=$(readlink "/proc/$child/ns/pid" 2>/dev/null) || continue
+        [ "$ns" != "$own_pidns" ] && leader=$child
+    done
+    [ -n "$leader" ] && break
+    sleep 0.1
+done
+if [ -z "$leader" ]; then
+    sleep 0.5
+    echo "systemd-nspawn said:"
+    sed 's/^/  /' "$work/console.log"
+    skip "systemd-nspawn could not boot a container on this machine (above)"
+fi
+in_ct() { nsenter -t "$leader" -a env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
+state=""
+for _ in $(seq 1 120); do
+    state=$(in_ct systemctl is-system-running 2>/dev/null)
+    case "$state" in running | degraded) break ;; esac
+    kill -0 "$nspawn_pid" 2>/dev/null || break
+    sleep 0.5
+done
+case "$state" in
+running | degraded) echo "container booted in $(($(date +%s) - boot_started)) s: $state" ;;
+*)
+    echo "systemd-nspawn (pid $nspawn_pid, $(kill -0 "$nspawn_pid" 2>/dev/null && echo running || echo exited)) said:"
+    sed 's/^/  /' "$work/console.log"
+    skip "the container did not finish booting (is-system-running: '${state:-no answer}')"
+    ;;
+esac
+[ "$state" = degraded ] && in_ct systemctl --failed --no-pager
+
+# HTTP into the container's network namespace, with this machine's curl.
+http() { # path -> prints the status; the body is in $work/body
+    nsenter -t "$leader" -n curl -sS -m 5 -o "$work/body" -w '%{http_code}' "http://127.0.0.1:8080$1" 2>/dev/null
+}
+journal() { in_ct journalctl -u slp.service --no-pager -o cat; }
+wait_journal() { # extended regex, seconds
+    for _ in $(seq 1 $((2 * $2))); do
+        journal | grep -qE -- "$1" && return 0
+        sleep 0.5
+    done
+    return 1
+}
+main_pid() { in_ct systemctl show -P MainPID slp.service; }
+
+# ---- start ----------------------------------------------------------------------------------
+status=""
+for _ in $(seq 1 40); do
+    status=$(http /healthz)
+    [ "$status" = 200 ] && break
+    sleep 0.5
+done
+echo "systemctl is-active slp: $(in_ct systemctl is-active slp.service)"
+[ "$status" = 200 ] && echo "GET /healthz: 200 $(cat "$work/body")" || fail "GET /healthz after boot: '$status'"
+pid=$(main_pid)
+echo "MainPID: $pid"
+
+# ---- reload, good config --------------------------------------------------------------------
+cat >>"$root/etc/slp/slp.yaml" <<'EOF'
+  # added by the boot test: a pinned second backend
+  - name: reloaded-model
+    url: http://127.0.0.1:8001
+    model: Reloaded-Model
+EOF
+if in_ct systemctl reload slp.service; then echo "systemctl reload slp (good config): ok"; else fail "systemctl reload slp (good config): exit $?"; fi
+wait_journal "^reload: [0-9]+ routes from /etc/slp/slp.yaml" 10 || fail "no 'reload: N routes' line after the good reload"
+status=$(http /v1/models)
+grep -q '"reloaded-model"' "$work/body" && echo "GET /v1/models: $status, has reloaded-model" ||
+    fail "after the good reload /v1/models lacks reloaded-model ($status: $(cat "$work/body"))"
+[ "$(main_pid)" = "$pid" ] || fail "the reload restarted slp (MainPID $pid -> $(main_pid))"
+
+# ---- reload, bad config ---------------------------------------------------------------------
+cp "$root/etc/slp/slp.yaml" "$work/good.yaml"
+printf 'listen: "127.0.0.1:8080"\nbackends:\n  - name: broken\n    url: not-a-url\n    tiemout: 5s\n' >"$root/etc/slp/slp.yaml"
+if in_ct systemctl reload slp.service; then echo "systemctl reload slp (bad config): ok"; else fail "systemctl reload slp (bad config): exit $?"; fi
+wait_journal "still serving the previous config" 10 || fail "no 'still serving the previous config' line after the bad reload"
+status=$(http /healthz)
+[ "$status" = 200 ] && echo "GET /healthz after the bad reload: 200" || fail "GET /healthz after the bad reload: '$status'"
+status=$(http /v1/models)
+grep -q '"reloaded-model"' "$work/body" && echo "GET /v1/models: $status, still the previous table" ||
+    fail "after the bad reload /v1/models changed ($status: $(cat "$work/body"))"
+[ "$(in_ct systemctl is-active slp.service)" = active ] || fail "slp.service is not active after the bad reload"
+[ "$(main_pid)" = "$pid" ] || fail "the bad reload restarted slp"
+journal | grep -q "Failed to locate executable" && fail "systemd could not run ExecReload"
+cp "$work/good.yaml" "$root/etc/slp/slp.yaml"
+
+# ---- stop -----------------------------------------------------------------------------------
+if in_ct systemctl stop slp.service; then echo "systemctl stop slp: ok"; else fail "systemctl stop slp: exit $?"; fi
+active=$(in_ct systemctl is-active slp.service)
+result=$(in_ct systemctl show -P Result slp.service)
+code=$(in_ct systemctl show -P ExecMainStatus slp.service)
+echo "after stop: $active, Result=$result, ExecMainStatus=$code"
+[ "$active" = inactive ] && [ "$result" = success ] && [ "$code" = 0 ] || fail "slp did not stop cleanly"
+
+echo "-- journalctl -u slp (in the container) --"
+journal | sed 's/^/  /'
+
+in_ct systemctl poweroff >/dev/null 2>&1 || true
+for _ in $(seq 1 100); do kill -0 "$nspawn_pid" 2>/dev/null || break; sleep 0.2; done
+echo "boot test: $(($(date +%s) - started)) s, $failures failure(s)"
+[ "$failures" = 0 ]
