@@ -125,6 +125,8 @@ void RequestRouter::handle(InboundRequest request, ResponseSlot *slot)
 
 void RequestRouter::forward(InboundRequest &request, ResponseSlot *slot)
 {
+    QElapsedTimer received; // slp_overhead_seconds starts here: the request is complete
+    received.start();
     const auto countUnknown = [this](int status) {
         m_metrics.add(metric::requestsTotal, {{QStringLiteral("model_id"), kUnknownModel},
                                               {QStringLiteral("code"), QString::number(status)}});
@@ -162,6 +164,7 @@ void RequestRouter::forward(InboundRequest &request, ResponseSlot *slot)
 
     InboundHeaders headers = prepareUpstreamHeaders(request.headers, request.clientAddress);
     ForwardPlan plan;
+    plan.received = received;
     plan.requestId = newRequestId();
     if (headers.hasClientRequestId) {
         plan.clientIdForLog = QStringLiteral(" client=") + quoteForLog(headers.clientRequestId);
