@@ -21,6 +21,8 @@ struct Transition
         StateChanged,    // any other change of a route's state (pending -> ok, ...)
         RouteAdded,      // SLP reloaded its config
         RouteRemoved,
+        StartedFailing, // SLP's attempts to the route's backend fail (consecutive failures >= 1)
+        StoppedFailing, // the backend answered again
     };
     Kind kind = Kind::StateChanged;
     QString routeId;       // empty for Unreachable / Reachable
@@ -29,6 +31,7 @@ struct Transition
     RouteState to = RouteState::Ok;
     bool atStartup = false; // found by the first poll rather than seen happening
     QString detail;         // Unreachable: the error
+    int failures = 0;       // StartedFailing: attempts failed in a row
 
     bool operator==(const Transition &other) const = default;
 };
@@ -47,6 +50,11 @@ struct StatusUpdate
 //
 // Start-up rule (Syncthing Tray's notifier): what the first poll finds is not news, except an
 // alert: an ambiguous route or an unreachable SLP is reported as a transition at start-up.
+// A failing backend is attention, so one found at start-up only shows in the icon.
+//
+// Traffic: each route's counters are compared with the last poll that reached SLP, giving
+// the interval's requests per minute, failures and time-to-first-byte median, and the
+// requests of each interval are kept for an hour (the window's sparkline).
 class StatusModel
 {
 public:
@@ -60,10 +68,15 @@ public:
 private:
     QList<Transition> routeTransitions(const QList<RouteStatus> &before,
                                        const QList<RouteStatus> &after) const;
+    void measureTraffic(StatusSnapshot &snapshot);
 
     std::optional<StatusSnapshot> m_current;
     // The routes of the last poll that reached SLP: an outage is not a route change.
     std::optional<QList<RouteStatus>> m_lastKnownRoutes;
+    QDateTime m_lastReachableAt;
+    QList<TrafficPoint> m_history;
 };
+
+inline constexpr qint64 kHistorySeconds = 3600;
 
 } // namespace slp::monitor

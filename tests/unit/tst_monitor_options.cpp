@@ -153,9 +153,11 @@ void TestMonitorOptions::onceReport()
     const QStringList lines = report.split('\n', Qt::SkipEmptyParts);
     QCOMPARE(lines.size(), 5);
     QCOMPARE(lines[0], QStringLiteral("SLP http://127.0.0.1:8080: alert: 2 ambiguous"));
-    QCOMPARE(lines[1],
-             QStringLiteral("  qwen3-8b         ambiguous    Qwen/Qwen3-8B (discovered)"));
-    QCOMPARE(lines[2], QStringLiteral("  pinned-model     ok           Some-Pinned (pinned)"));
+    // The recording has no traffic yet: the totals since SLP started are zero.
+    QCOMPARE(lines[1], QStringLiteral("  qwen3-8b         ambiguous    0 requests, 0 failed  "
+                                      "Qwen/Qwen3-8B (discovered)"));
+    QCOMPARE(lines[2], QStringLiteral("  pinned-model     ok           0 requests, 0 failed  "
+                                      "Some-Pinned (pinned)"));
     QVERIFY(lines[4].startsWith(QLatin1String("  qwen3-8b-edited  ambiguous")));
     QCOMPARE(onceExitCode(s.health), 2);
     QCOMPARE(onceExitCode(recorded(QStringLiteral("attention")).health), 1);
@@ -189,11 +191,13 @@ void TestMonitorOptions::mapping()
 void TestMonitorOptions::tooltip()
 {
     const QStringList lines = tooltipText(recorded(QStringLiteral("ambiguous"))).split('\n');
-    QCOMPARE(lines.size(), 6);
+    QCOMPARE(lines.size(), 7);
     QCOMPARE(lines[0], QStringLiteral("SLP http://127.0.0.1:8080"));
     QCOMPARE(lines[1], QStringLiteral("alert: 2 ambiguous"));
-    QCOMPARE(lines[2], QStringLiteral("qwen3-8b \u2192 Qwen/Qwen3-8B: ambiguous"));
-    QCOMPARE(lines[4], QStringLiteral("down-backend \u2192 Other/Model-B: ok"));
+    // One poll: no rates yet.
+    QCOMPARE(lines[2], QStringLiteral("4 routes \u00b7 \u2014 req/min \u00b7 \u2014 failed"));
+    QCOMPARE(lines[3], QStringLiteral("qwen3-8b \u2192 Qwen/Qwen3-8B: ambiguous"));
+    QCOMPARE(lines[5], QStringLiteral("down-backend \u2192 Other/Model-B: ok"));
 }
 
 void TestMonitorOptions::tableModel()
