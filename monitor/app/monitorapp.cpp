@@ -42,6 +42,9 @@ MonitorApp::MonitorApp(const MonitorSettings &saved, const MonitorCommandLine &c
     m_menu = std::make_unique<QMenu>();
     m_headerAction = m_menu->addAction(QStringLiteral("SLP"));
     m_headerAction->setEnabled(false);
+    m_trafficAction = m_menu->addAction(QString());
+    m_trafficAction->setEnabled(false);
+    m_trafficAction->setVisible(false);
     m_menu->addSeparator();
     m_routesEnd = m_menu->addSeparator();
     m_menu->addAction(QStringLiteral("Refresh"), m_poller, &StatusPoller::pollNow);
@@ -114,6 +117,8 @@ void MonitorApp::updateTray(const StatusSnapshot &snapshot)
     m_tray->setToolTip(tooltipText(snapshot));
     m_headerAction->setText(QStringLiteral("SLP \u2014 %1").arg(headline(snapshot)));
     m_headerAction->setIcon(healthIcon(snapshot.health));
+    m_trafficAction->setText(trafficHeadline(snapshot));
+    m_trafficAction->setVisible(snapshot.reachable);
     updateMenuRoutes(snapshot);
 }
 
@@ -133,7 +138,7 @@ void MonitorApp::updateMenuRoutes(const StatusSnapshot &snapshot)
     m_routeActions.clear();
     for (qsizetype i = 0; i < snapshot.routes.size(); ++i) {
         auto *action =
-            new QAction(routeStateIcon(snapshot.routes[i].state), texts[i], m_menu.get());
+            new QAction(healthIcon(routeHealth(snapshot.routes[i])), texts[i], m_menu.get());
         connect(action, &QAction::triggered, this, &MonitorApp::showWindow);
         m_menu->insertAction(m_routesEnd, action);
         m_routeActions << action;
