@@ -33,8 +33,19 @@ int runOnce(int argc, char **argv, const MonitorCommandLine &cl)
         settings.url = *cl.url;
     if (cl.interval)
         settings.interval = *cl.interval;
+    if (cl.caFile)
+        settings.caFile = *cl.caFile;
 
     StatusPoller poller;
+    if (!settings.caFile.isEmpty()) {
+        QString why;
+        const auto certificates = loadCaFile(settings.caFile, &why);
+        if (!certificates) {
+            std::fprintf(stderr, "slp-monitor: ca_file setting: %s\n", qPrintable(why));
+            return 2;
+        }
+        poller.setCaCertificates(*certificates);
+    }
     poller.setBaseUrl(settings.url);
     poller.setTimeout(StatusPoller::defaultTimeout(settings.interval));
     int exitCode = 2;

@@ -29,6 +29,8 @@ MonitorApp::MonitorApp(const MonitorSettings &saved, const MonitorCommandLine &c
         m_settings.url = *commandLine.url;
     if (commandLine.interval)
         m_settings.interval = *commandLine.interval;
+    if (commandLine.caFile)
+        m_settings.caFile = *commandLine.caFile;
     connect(m_poller, &StatusPoller::pollFinished, this, &MonitorApp::onPollFinished);
 
     const bool haveTray = QSystemTrayIcon::isSystemTrayAvailable();
@@ -68,8 +70,22 @@ MonitorApp::MonitorApp(const MonitorSettings &saved, const MonitorCommandLine &c
 
 MonitorApp::~MonitorApp() = default;
 
+void MonitorApp::applyCaFile()
+{
+    QList<QSslCertificate> certificates;
+    if (!m_settings.caFile.isEmpty()) {
+        QString why;
+        if (const auto loaded = loadCaFile(m_settings.caFile, &why))
+            certificates = *loaded;
+        else
+            qCWarning(lcMonitor).noquote() << "CA file not used:" << why;
+    }
+    m_poller->setCaCertificates(certificates);
+}
+
 void MonitorApp::start()
 {
+    applyCaFile();
     m_poller->setBaseUrl(m_settings.url);
     m_poller->setInterval(m_settings.interval);
     m_poller->setTimeout(StatusPoller::defaultTimeout(m_settings.interval));
@@ -167,6 +183,7 @@ void MonitorApp::applySettings(const MonitorSettings &settings)
 {
     const bool urlChanged = settings.url != m_settings.url;
     m_settings = settings;
+    applyCaFile();
     m_poller->setInterval(settings.interval);
     m_poller->setTimeout(StatusPoller::defaultTimeout(settings.interval));
     if (urlChanged) {

@@ -37,6 +37,7 @@ public:
 private:
     void onPollFinished(const PollResult &result);
     void applySettings(const MonitorSettings &settings);
+    void applyCaFile();
     void updateTray(const StatusSnapshot &snapshot);
     void updateMenuRoutes(const StatusSnapshot &snapshot);
     void showWindow();

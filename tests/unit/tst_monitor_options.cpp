@@ -3,7 +3,9 @@
 #include "routetablemodel.h"
 #include "statustext.h"
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -43,6 +45,7 @@ private slots:
     void usageErrors();
     void settingsRoundTrip();
     void settingsBadValuesFallBack();
+    void caFile();
     void onceReport();
     void onceUnreachable();
     void mapping();
@@ -103,6 +106,12 @@ void TestMonitorOptions::usageErrors_data()
     QTest::newRow("interval too small") << QStringList{"--interval", "10ms"} << "minimum";
     QTest::newRow("interval negative") << QStringList{"--interval=-1s"} << "minimum";
     QTest::newRow("value on a switch") << QStringList{"--once=yes"} << "takes no value";
+    QTest::newRow("ca-file missing") << QStringList{"--ca-file"} << "--ca-file needs a PEM file";
+    QTest::newRow("ca-file absent") << QStringList{"--ca-file", "/nonexistent/ca.pem"}
+                                    << "--ca-file: /nonexistent/ca.pem: no such";
+    QTest::newRow("ca-file not pem")
+        << QStringList{"--ca-file", QFINDTESTDATA("data/monitor/README.md")}
+        << "no PEM certificate";
 }
 
 void TestMonitorOptions::usageErrors()
@@ -125,6 +134,7 @@ void TestMonitorOptions::settingsRoundTrip()
         s.url = QUrl(QStringLiteral("http://gpu-box:8081"));
         s.interval = 2500ms;
         s.notifications = false;
+        s.caFile = QStringLiteral("/etc/ssl/private-ca.pem");
         s.save(store);
     }
     QSettings store(path, QSettings::IniFormat);
@@ -133,6 +143,41 @@ void TestMonitorOptions::settingsRoundTrip()
     QCOMPARE(back.url, QUrl(QStringLiteral("http://gpu-box:8081")));
     QCOMPARE(back.interval, 2500ms);
     QCOMPARE(back.notifications, false);
+    QCOMPARE(back.caFile, QStringLiteral("/etc/ssl/private-ca.pem"));
+}
+
+void TestMonitorOptions::caFile()
+{
+    const QString pem = QFINDTESTDATA("data/monitor/private-ca.pem");
+    QVERIFY(!pem.isEmpty());
+    MonitorCommandLine cl = parseMonitorCommandLine({"--once", "--ca-file", pem});
+    QVERIFY2(cl.error.isEmpty(), qPrintable(cl.error));
+    QCOMPARE(cl.action, MonitorCommandLine::Action::Once);
+    QCOMPARE(cl.caFile, std::optional<QString>(QFileInfo(pem).absoluteFilePath()));
+    QVERIFY(!parseMonitorCommandLine({}).caFile);
+    // A relative path is made absolute: the settings dialog may save it later.
+    const QString relative = QDir::current().relativeFilePath(pem);
+    cl = parseMonitorCommandLine({QStringLiteral("--ca-file=") + relative});
+    QVERIFY2(cl.error.isEmpty(), qPrintable(cl.error));
+    QVERIFY(cl.caFile && QFileInfo(*cl.caFile).isAbsolute());
+
+    QString why;
+    const auto certificates = loadCaFile(pem, &why);
+    QVERIFY2(certificates, qPrintable(why));
+    QCOMPARE(certificates->size(), 1);
+    QCOMPARE(certificates->first().subjectInfo(QSslCertificate::CommonName),
+             QStringList{QStringLiteral("SLP monitor test CA")});
+
+    QTemporaryDir dir;
+    const QString junk = dir.filePath(QStringLiteral("junk.pem"));
+    QFile f(junk);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("not a certificate\n");
+    f.close();
+    QVERIFY(!loadCaFile(junk, &why));
+    QVERIFY2(why.contains(QLatin1String("no PEM certificate")), qPrintable(why));
+    QVERIFY(!loadCaFile(dir.filePath(QStringLiteral("absent.pem")), &why));
+    QVERIFY2(why.contains(QLatin1String("no such readable file")), qPrintable(why));
 }
 
 void TestMonitorOptions::settingsBadValuesFallBack()
