@@ -69,8 +69,7 @@ public:
     int maxOpen = 0;
     QStringList paths;
 
-    CannedSlp() : CannedSlp(QSslCertificate(), QSslKey())
-    {}
+    CannedSlp() : CannedSlp(QSslCertificate(), QSslKey()) {}
     CannedSlp(const QSslCertificate &certificate, const QSslKey &key)
     {
         m_tls = !certificate.isNull();
