@@ -95,7 +95,7 @@ MonitorWindow::MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *
     layout->addWidget(m_sparkline);
     layout->addWidget(m_table, 1);
     layout->addLayout(buttons);
-    resize(1180, 400);
+    resize(1240, 400);
 }
 
 void MonitorWindow::showWaiting(const QUrl &url)

@@ -1,7 +1,5 @@
 #include "sparkline.h"
 
-#include "statusmodel.h"
-
 #include <QPainter>
 
 #include <algorithm>
@@ -46,20 +44,19 @@ void Sparkline::paintEvent(QPaintEvent *)
     if (m_history.isEmpty() || plot.height() < 4 || plot.width() < 4)
         return;
 
-    const QDateTime newest = m_history.last().at;
-    const double span = double(kHistorySeconds);
-    const int barWidth = std::max(2, plot.width() / 240);
+    // One slot per poll, newest at the right: 4 px while an hour fits, narrower beyond.
+    const qsizetype n = m_history.size();
+    const double slot = std::min(4.0, double(plot.width()) / double(std::max<qsizetype>(1, n)));
+    const int barWidth = std::max(1, int(slot) - (slot >= 3 ? 1 : 0));
     const QColor ok(0x2e, 0x7d, 0x32);
     const QColor failed(0xc6, 0x28, 0x28);
     p.setPen(Qt::NoPen);
     // The baseline, so an idle hour is a visible flat line rather than nothing.
     p.setBrush(palette().color(QPalette::Mid));
     p.drawRect(QRect(plot.left(), plot.bottom(), plot.width(), 1));
-    for (const TrafficPoint &point : std::as_const(m_history)) {
-        const double age = double(point.at.msecsTo(newest)) / 1000.0;
-        const int x = plot.right() - barWidth + 1 - int(age / span * (plot.width() - barWidth));
-        if (peak <= 0)
-            continue;
+    for (qsizetype i = 0; i < n && peak > 0; ++i) {
+        const TrafficPoint &point = m_history[i];
+        const int x = plot.right() + 1 - int(double(n - i) * slot);
         const int height =
             std::max(point.requests > 0 ? 1 : 0, int(point.requests / peak * (plot.height() - 1)));
         const int failedHeight =

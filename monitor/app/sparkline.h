@@ -8,8 +8,8 @@
 namespace slp::monitor {
 
 // Requests per poll over the last hour, painted with QPainter (no chart library): one thin
-// bar per poll, placed by its time so a gap in polling shows as a gap, the failed share of
-// each bar in red. The right edge is the newest poll, the left edge an hour before it.
+// bar per poll, newest at the right, scaled to the hour's peak, the failed share of each bar
+// in red.
 class Sparkline : public QWidget
 {
     Q_OBJECT
