@@ -47,6 +47,38 @@ void StatusModel::reset()
     m_lastKnownRoutes.reset();
     m_lastReachableAt = QDateTime();
     m_history.clear();
+    m_episodes.clear();
+}
+
+QList<Transition> StatusModel::failureTransitions(const QList<RouteStatus> &routes, bool startup)
+{
+    QList<Transition> out;
+    QHash<QString, FailureEpisode> next; // routes a reload removed are forgotten
+    for (const RouteStatus &r : routes) {
+        FailureEpisode episode = m_episodes.value(r.entry.id);
+        Transition t;
+        t.routeId = r.entry.id;
+        t.upstreamModel = r.entry.upstreamModel;
+        t.from = t.to = r.state;
+        t.failures = r.consecutiveFailures;
+        if (r.failing()) {
+            episode.healthyPolls = 0;
+            if (!episode.active) {
+                episode.active = true;
+                if (!startup) {
+                    t.kind = Transition::Kind::StartedFailing;
+                    out << t;
+                }
+            }
+        } else if (episode.active && ++episode.healthyPolls >= kRecoveryPolls) {
+            episode = FailureEpisode{};
+            t.kind = Transition::Kind::StoppedFailing;
+            out << t;
+        }
+        next.insert(r.entry.id, episode);
+    }
+    m_episodes = next;
+    return out;
 }
 
 void StatusModel::measureTraffic(StatusSnapshot &snapshot)
@@ -119,6 +151,7 @@ StatusUpdate StatusModel::apply(StatusSnapshot snapshot)
         } else {
             update.transitions << routeTransitions(*m_lastKnownRoutes, snapshot.routes);
         }
+        update.transitions << failureTransitions(snapshot.routes, !m_lastKnownRoutes);
         m_lastKnownRoutes = snapshot.routes;
     }
 
@@ -148,14 +181,6 @@ QList<Transition> StatusModel::routeTransitions(const QList<RouteStatus> &before
                                                       : Transition::Kind::RouteAdded;
             out << t;
             continue;
-        }
-        if (r.failing() != prev->failing()) {
-            Transition f = t;
-            f.kind =
-                r.failing() ? Transition::Kind::StartedFailing : Transition::Kind::StoppedFailing;
-            f.from = f.to = r.state;
-            f.failures = r.consecutiveFailures;
-            out << f;
         }
         t.from = prev->state;
         if (t.from == t.to)

@@ -2,6 +2,7 @@
 
 #include "status.h"
 
+#include <QHash>
 #include <QList>
 #include <QString>
 
@@ -51,6 +52,9 @@ struct StatusUpdate
 // Start-up rule (Syncthing Tray's notifier): what the first poll finds is not news, except an
 // alert: an ambiguous route or an unreachable SLP is reported as a transition at start-up.
 // A failing backend is attention, so one found at start-up only shows in the icon.
+// Debounced: a backend that fails, answers, fails again (a flapping one) is one episode,
+// reported when it starts and once it has answered for kRecoveryPolls polls in a row; the
+// icon and the route's line follow the gauge at every poll.
 //
 // Traffic: each route's counters are compared with the last poll that reached SLP, giving
 // the interval's requests per minute, failures and time-to-first-byte median, and the
@@ -69,14 +73,24 @@ private:
     QList<Transition> routeTransitions(const QList<RouteStatus> &before,
                                        const QList<RouteStatus> &after) const;
     void measureTraffic(StatusSnapshot &snapshot);
+    QList<Transition> failureTransitions(const QList<RouteStatus> &routes, bool startup);
 
     std::optional<StatusSnapshot> m_current;
     // The routes of the last poll that reached SLP: an outage is not a route change.
     std::optional<QList<RouteStatus>> m_lastKnownRoutes;
     QDateTime m_lastReachableAt;
     QList<TrafficPoint> m_history;
+    // A failing backend's episode: it starts with the first failing poll and ends only once
+    // the backend has answered for kRecoveryPolls polls in a row.
+    struct FailureEpisode
+    {
+        bool active = false;
+        int healthyPolls = 0;
+    };
+    QHash<QString, FailureEpisode> m_episodes;
 };
 
 inline constexpr qint64 kHistorySeconds = 3600;
+inline constexpr int kRecoveryPolls = 2;
 
 } // namespace slp::monitor

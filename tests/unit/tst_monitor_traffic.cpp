@@ -280,8 +280,20 @@ void TestMonitorTraffic::failingTransitionsNotifyOnce()
     poll(30, 2); // still failing, more attempts: nothing new
     poll(40, 5);
     QCOMPARE(seen, QStringList{QStringLiteral("SLP: backend of b failing")});
-    poll(50, 0); // answers again
-    poll(60, 0);
+    poll(50, 0); // answers again: one poll is not yet a recovery
+    QCOMPARE(seen, QStringList{QStringLiteral("SLP: backend of b failing")});
+    poll(60, 0); // the second healthy poll in a row is
+    poll(70, 0);
+    QCOMPARE(seen, (QStringList{QStringLiteral("SLP: backend of b failing"),
+                                QStringLiteral("SLP: backend of b answers again")}));
+
+    // Flapping, every other poll: one episode, no pair of notices per flap.
+    seen.clear();
+    for (int i = 0; i < 10; ++i)
+        poll(80 + i * 10, i % 2 == 0 ? 1 : 0);
+    QCOMPARE(seen, QStringList{QStringLiteral("SLP: backend of b failing")});
+    poll(180, 0);
+    poll(190, 0);
     QCOMPARE(seen, (QStringList{QStringLiteral("SLP: backend of b failing"),
                                 QStringLiteral("SLP: backend of b answers again")}));
 
@@ -290,6 +302,12 @@ void TestMonitorTraffic::failingTransitionsNotifyOnce()
     const StatusUpdate first =
         fresh.apply(snapshotAt(0, {{"a", 0, 0, 0, {}, 4, 0}, {"b", 0, 0, 0, {}, 4, 0}}));
     QVERIFY(noticesFor(first).isEmpty());
+    // ... but its recovery is news (a answers for two polls; b keeps failing).
+    QVERIFY(noticesFor(fresh.apply(snapshotAt(10, {{"a"}, {"b", 0, 0, 0, {}, 4, 0}}))).isEmpty());
+    const QList<Notice> back =
+        noticesFor(fresh.apply(snapshotAt(20, {{"a"}, {"b", 0, 0, 0, {}, 4, 0}})));
+    QCOMPARE(back.size(), 1);
+    QCOMPARE(back.first().title, QStringLiteral("SLP: backend of a answers again"));
     // Two routes failing in one poll share one notice.
     StatusModel both;
     both.apply(snapshotAt(0, {{"a"}, {"b"}}));
