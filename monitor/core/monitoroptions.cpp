@@ -129,8 +129,9 @@ QString monitorUsageText()
         "       slp-monitor --version | --help\n"
         "\n"
         "Tray monitor for SLP, the Simple LLM Proxy: polls /v1/models?debug and /metrics and\n"
-        "shows ok / attention (pending routes, probe errors) / alert (an ambiguous route, or\n"
-        "SLP unreachable). Without a system tray it runs as a window.\n"
+        "shows ok / attention (pending routes, probe errors, failing backends) / alert (an\n"
+        "ambiguous route, or SLP unreachable), and each route's traffic. Without a system\n"
+        "tray it runs as a window.\n"
         "\n"
         "  --url URL          SLP's origin (default: the saved setting, http://127.0.0.1:8080)\n"
         "  --interval D       time between polls, Go syntax (default: the saved setting, 10s)\n"
@@ -177,8 +178,12 @@ MonitorCommandLine parseMonitorCommandLine(const QStringList &arguments)
     }
     if (args.values.contains(QStringLiteral("ca-file"))) {
         const QString path = args.values.value(QStringLiteral("ca-file"));
-        if (!loadCaFile(path, &why))
-            return fail(QStringLiteral("--ca-file: %1").arg(why));
+        // Only the file here: reading certificates loads Qt's TLS backend, which wants a
+        // QCoreApplication, and the command line is parsed before one exists. main() reads
+        // them once the application is up (loadCaFile) and refuses a file without any.
+        const QFileInfo info(path);
+        if (!info.isFile() || !info.isReadable())
+            return fail(QStringLiteral("--ca-file: %1: no such readable file").arg(path));
         cl.caFile = QFileInfo(path).absoluteFilePath();
     }
     if (args.has(QStringLiteral("help")))

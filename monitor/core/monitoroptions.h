@@ -50,7 +50,9 @@ struct MonitorCommandLine
     Action action = Action::UsageError;
     std::optional<QUrl> url;                           // --url: this run only, not saved
     std::optional<std::chrono::milliseconds> interval; // --interval: this run only
-    std::optional<QString> caFile;                     // --ca-file: this run only (absolute)
+    // --ca-file: this run only, absolute; an existing readable file (its certificates are
+    // read with loadCaFile once a QCoreApplication exists).
+    std::optional<QString> caFile;
     QString error;
 };
 

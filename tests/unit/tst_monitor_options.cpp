@@ -109,9 +109,8 @@ void TestMonitorOptions::usageErrors_data()
     QTest::newRow("ca-file missing") << QStringList{"--ca-file"} << "--ca-file needs a PEM file";
     QTest::newRow("ca-file absent") << QStringList{"--ca-file", "/nonexistent/ca.pem"}
                                     << "--ca-file: /nonexistent/ca.pem: no such";
-    QTest::newRow("ca-file not pem")
-        << QStringList{"--ca-file", QFINDTESTDATA("data/monitor/README.md")}
-        << "no PEM certificate";
+    QTest::newRow("ca-file a directory")
+        << QStringList{"--ca-file", QFINDTESTDATA("data/monitor")} << "no such readable file";
 }
 
 void TestMonitorOptions::usageErrors()
