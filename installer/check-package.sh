@@ -106,7 +106,8 @@ dpkg-deb --contents "$deb_slp"
 expect_files "$deb_slp" /usr/bin/slp /etc/slp/slp.yaml /lib/systemd/system/slp.service \
     /usr/share/man/man1/slp.1.gz /usr/share/doc/slp/copyright \
     /usr/share/doc/slp/changelog.Debian.gz /usr/share/doc/slp/README.md \
-    /usr/share/doc/slp/examples/slp.yaml /usr/share/doc/slp/examples/Caddyfile
+    /usr/share/doc/slp/examples/slp.yaml /usr/share/doc/slp/examples/Caddyfile \
+    /usr/share/doc/slp/prometheus/slp.rules.yml /usr/share/doc/slp/prometheus/slp.rules.test.yml
 expect_mode "$deb_slp" /usr/bin/slp -rwxr-xr-x
 expect_mode "$deb_slp" /etc/slp/slp.yaml -rw-r--r--
 expect_mode "$deb_slp" /lib/systemd/system/slp.service -rw-r--r--

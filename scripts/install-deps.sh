@@ -12,7 +12,7 @@ packages=(
     libyaml-cpp-dev libhttp-parser-dev
     curl ca-certificates python3 clang-format caddy lintian desktop-file-utils
     xvfb xauth x11-utils dbus tint2 dunst xdotool imagemagick
-    debootstrap systemd-container
+    debootstrap systemd-container prometheus
 )
 missing=()
 for p in "${packages[@]}"; do

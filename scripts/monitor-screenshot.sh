@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Takes docs/monitor-tray.png: slp-monitor's tray menu, its window and the ambiguity
-# notification, on a desktop of the script's own (Xvfb + tint2's tray + dunst on a private
-# D-Bus session), with the real slp in front of mock upstreams:
-#   qwen3-8b      discovered from mock A, ok (and its -edited edition)
+# Takes docs/monitor-tray.png: slp-monitor's tray menu, its window (traffic columns and the
+# sparkline) and the notifications, on a desktop of the script's own (Xvfb + tint2's tray +
+# dunst on a private D-Bus session), with the real slp in front of mock upstreams:
+#   qwen3-8b      discovered from mock A, ok, carrying traffic (and its -edited edition)
 #   llama-70b     discovered from mock B, which then starts serving two models: ambiguous
-#   mistral-small pinned, ok
+#   mistral-small pinned, ok, carrying traffic with a few 503s from the backend
 #   gemma-27b     pointing at a closed port: pending with probe errors
+#   phi-4         pinned, pointing at a closed port: its requests fail, backend failing
 # Usage: scripts/monitor-screenshot.sh [OUTPUT.png]   (SLP_BUILD_DIR picks the build tree)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -41,7 +42,7 @@ wait_for() { # file, pattern: up to 10 s
 }
 
 # The desktop. -noreset keeps the root property tint2 needs once the last client leaves.
-Xvfb -displayfd 5 -screen 0 1400x640x24 -noreset -nolisten tcp 5>"$work/display" 2>"$work/xvfb.log" &
+Xvfb -displayfd 5 -screen 0 1700x720x24 -noreset -nolisten tcp 5>"$work/display" 2>"$work/xvfb.log" &
 pids+=($!)
 wait_for "$work/display" '[0-9]'
 export DISPLAY=":$(head -n1 "$work/display")"
@@ -118,6 +119,9 @@ backends:
     retry: true
   - name: gemma-27b
     url: http://127.0.0.1:9
+  - name: phi-4
+    url: http://127.0.0.1:9
+    model: microsoft/phi-4
 editions:
   - suffix: -edited
     url: http://127.0.0.1:$port_a
@@ -138,6 +142,28 @@ QT_QPA_PLATFORM=xcb XDG_CONFIG_HOME="$work/config" XDG_RUNTIME_DIR="$work/runtim
 pids+=($!)
 wait_for "$work/monitor.log" 'first poll'
 
+# Traffic through slp while the monitor polls: the sparkline fills, the columns count.
+post() { # model [extra header]
+    curl -s -o /dev/null -X POST -H 'Content-Type: application/json' ${2:+-H "$2"} \
+        -d "{\"model\":\"$1\",\"messages\":[]}" "$slp_url/v1/chat/completions" || true
+}
+traffic() { # until the script ends
+    round=0
+    while :; do
+        round=$((round + 1))
+        for _ in $(seq $((2 + round % 5))); do post qwen3-8b; done
+        post mistral-small
+        if [ $((round % 4)) -eq 0 ]; then post mistral-small 'X-Mock-Status: 503'; fi
+        sleep 0.25
+    done
+}
+traffic &
+pids+=($!)
+sleep 10
+# phi-4's backend is down: three refused attempts, "backend failing" and its notification.
+for _ in 1 2 3; do post phi-4; done
+wait_for "$work/monitor.log" 'notification: SLP: backend of phi-4 failing'
+
 # Mock B starts serving two models: llama-70b turns ambiguous, the notification pops up.
 curl -fsS -X POST -H 'Content-Type: application/json' \
     -d '{"models":["meta-llama/Llama-3.3-70B-Instruct","meta-llama/Llama-3.2-1B-Instruct"]}' \
@@ -146,7 +172,7 @@ wait_for "$work/monitor.log" 'notification: SLP: route llama-70b is ambiguous'
 
 # The tray icon is tint2's first (only) one: left click opens the window, right click the menu.
 tray_x=20
-tray_y=$((640 - 16))
+tray_y=$((720 - 16))
 xdotool mousemove "$tray_x" "$tray_y" click 1
 sleep 1
 xdotool mousemove "$tray_x" "$tray_y" click 3

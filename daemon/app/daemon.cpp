@@ -303,6 +303,11 @@ void Daemon::applyReload()
     }
 
     auto table = std::make_unique<RouteTable>(next);
+    for (const Route &old : m_config.routes) {
+        if (table->find(old.id) < 0) { // a gone route must not keep an alert firing
+            m_metrics.remove(metric::consecutiveFailures, {{QStringLiteral("model_id"), old.id}});
+        }
+    }
     // Backends whose id, url and discovery settings are unchanged keep their supervisor and
     // what it learned; the others start afresh.
     const bool sameSchedule = next.discovery.backoffInitial == m_config.discovery.backoffInitial &&
@@ -354,6 +359,10 @@ void Daemon::refreshModelInfo()
     // renamed model never leaves its old series behind.
     m_metrics.removeMatching(metric::modelInfo, {});
     for (qsizetype i = 0; i < m_table->size(); ++i) {
+        // Per-route gauges exist from start-up (adding 0 keeps a running value).
+        const PromLabels route{{QStringLiteral("model_id"), m_table->route(i).id}};
+        m_metrics.add(metric::consecutiveFailures, route, 0);
+        m_metrics.add(metric::routeInflight, route, 0);
         const QString upstream = m_table->knownUpstreamModel(i);
         if (!upstream.isEmpty()) {
             m_metrics.set(metric::modelInfo,

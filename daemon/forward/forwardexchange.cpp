@@ -33,11 +33,13 @@ ForwardExchange::ForwardExchange(ForwardPlan plan, UpstreamTransport &transport,
     connect(writer, &ResponseWriter::writable, this, &ForwardExchange::relay);
     connect(writer, &ResponseWriter::clientGone, this, &ForwardExchange::onClientGone);
     m_metrics.add(metric::inflightRequests, {}, 1);
+    m_metrics.add(metric::routeInflight, {{QStringLiteral("model_id"), m_plan.modelId}}, 1);
 }
 
 ForwardExchange::~ForwardExchange()
 {
     m_metrics.add(metric::inflightRequests, {}, -1);
+    m_metrics.add(metric::routeInflight, {{QStringLiteral("model_id"), m_plan.modelId}}, -1);
     if (!m_call) {
         return;
     }
@@ -65,6 +67,9 @@ void ForwardExchange::launch()
     m_timedOut = false;
     m_sinceStart.start();
     m_call = m_transport.start(m_plan.request);
+    if (m_attempt == 1 && m_plan.received.isValid()) {
+        m_handOverNs = m_plan.received.nsecsElapsed();
+    }
     connect(m_call.get(), &UpstreamCall::headReceived, this, &ForwardExchange::onHead);
     connect(m_call.get(), &UpstreamCall::readyRead, this, &ForwardExchange::relay);
     connect(m_call.get(), &UpstreamCall::finished, this, &ForwardExchange::onFinished);
@@ -82,9 +87,18 @@ void ForwardExchange::countRequest(int status)
                                           {QStringLiteral("code"), QString::number(status)}});
 }
 
+void ForwardExchange::observeOverhead(const QElapsedTimer &sinceHead)
+{
+    m_metrics.observe(metric::overhead, {}, double(m_handOverNs + sinceHead.nsecsElapsed()) / 1e9);
+}
+
 void ForwardExchange::onHead(const UpstreamHead &head)
 {
+    QElapsedTimer sinceHead;
+    sinceHead.start();
     m_ttfbTimer.stop();
+    // Any head, whatever its status, proves the backend is there: the run of failures ends.
+    m_metrics.set(metric::consecutiveFailures, {{QStringLiteral("model_id"), m_plan.modelId}}, 0);
     if (!m_writer || m_clientGone) {
         return;
     }
@@ -119,6 +133,7 @@ void ForwardExchange::onHead(const UpstreamHead &head)
     }
     out.contentLength = head.contentLength;
     m_writer->writeHead(out);
+    observeOverhead(sinceHead);
     relay();
 }
 
@@ -246,6 +261,9 @@ void ForwardExchange::finishAggregate()
     m_done = true;
     const SseAggregator::State state = m_aggregator->state();
     if (state == SseAggregator::State::Done) {
+        // The client's head waits for the whole stream: SLP's share is building the answer.
+        QElapsedTimer building;
+        building.start();
         const QByteArray body = m_aggregator->result();
         m_bytesDown = body.size();
         countRequest(200);
@@ -265,6 +283,7 @@ void ForwardExchange::finishAggregate()
         out.contentLength = body.size();
         m_writer->writeHead(out);
         m_writer->writeBody(body);
+        observeOverhead(building);
         m_writer->finish();
         logCompletion();
         return;
@@ -340,6 +359,7 @@ void ForwardExchange::failBeforeHead()
     }
     m_metrics.add(metric::upstreamAttempts, {{QStringLiteral("model_id"), m_plan.modelId},
                                              {QStringLiteral("reason"), reason}});
+    m_metrics.add(metric::consecutiveFailures, {{QStringLiteral("model_id"), m_plan.modelId}});
 
     // One re-dial, only when nothing reached the upstream's model: never after a timeout (it
     // may still be generating) and never once any response byte arrived.

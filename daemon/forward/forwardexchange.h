@@ -40,6 +40,7 @@ struct ForwardPlan
     };
     Aggregate aggregate = Aggregate::Off;
     UpstreamRequest request;
+    QElapsedTimer received; // started when the complete request reached the router (overhead)
 };
 
 // One client request forwarded to one upstream: the time-to-first-byte timer, the single
@@ -70,6 +71,7 @@ private:
     void answerAggregateFailure(const QByteArray &body, const QString &logReason);
     void breakOff(const QString &detail);
     void countRequest(int status);
+    void observeOverhead(const QElapsedTimer &sinceHead);
     QString upstreamUrlForLog() const;
 
     ForwardPlan m_plan;
@@ -87,6 +89,7 @@ private:
     bool m_bodyless = false; // the upstream's status carries no body
     int m_status = 0;
     qint64 m_latencyNs = 0;
+    qint64 m_handOverNs = 0; // complete request -> handed to the transport (first attempt)
     qint64 m_bytesDown = 0;
     qint64 m_expectedLength = -1; // the upstream's Content-Length, when it gave one
     QByteArray m_upstreamRequestId;

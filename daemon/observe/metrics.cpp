@@ -175,6 +175,18 @@ void declareSlpMetrics(MetricsRegistry &registry)
     registry.declare(metric::acceptedConnections, T::Counter,
                      QStringLiteral("Client connections accepted, by worker thread (the kernel "
                                     "spreads them with SO_REUSEPORT)."));
+    registry.declare(metric::consecutiveFailures, T::Gauge,
+                     QStringLiteral("SLP's failed upstream attempts for the route in a row "
+                                    "(refused, reset, timed out, protocol error); 0 once a "
+                                    "response head arrives."));
+    registry.declare(
+        metric::overhead, T::Histogram,
+        QStringLiteral("Time SLP itself spends on a forwarded request: complete "
+                       "request to upstream hand-over, plus upstream head to client "
+                       "head written."),
+        {1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 1e-1});
+    registry.declare(metric::routeInflight, T::Gauge,
+                     QStringLiteral("Requests being forwarded right now, by route."));
 }
 
 } // namespace slp

@@ -71,6 +71,9 @@ inline const QString upstreamAttempts = QStringLiteral("slp_upstream_attempt_fai
 inline const QString clientConnections = QStringLiteral("slp_client_connections");
 inline const QString inflightRequests = QStringLiteral("slp_inflight_requests");
 inline const QString acceptedConnections = QStringLiteral("slp_accepted_connections_total");
+inline const QString consecutiveFailures = QStringLiteral("slp_upstream_consecutive_failures");
+inline const QString overhead = QStringLiteral("slp_overhead_seconds");
+inline const QString routeInflight = QStringLiteral("slp_route_inflight_requests");
 } // namespace metric
 
 // Declares every SLP series family with its help text.

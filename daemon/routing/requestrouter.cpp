@@ -113,6 +113,8 @@ void RequestRouter::handle(InboundRequest request, ResponseWriter *writer)
 
 void RequestRouter::forward(InboundRequest &request, ResponseWriter *writer)
 {
+    QElapsedTimer received; // slp_overhead_seconds starts here: the request is complete
+    received.start();
     const auto countUnknown = [this](int status) {
         m_metrics.add(metric::requestsTotal, {{QStringLiteral("model_id"), kUnknownModel},
                                               {QStringLiteral("code"), QString::number(status)}});
@@ -150,6 +152,7 @@ void RequestRouter::forward(InboundRequest &request, ResponseWriter *writer)
 
     InboundHeaders headers = prepareUpstreamHeaders(request.headers, request.clientAddress);
     ForwardPlan plan;
+    plan.received = received;
     plan.requestId = newRequestId();
     if (headers.hasClientRequestId) {
         plan.clientIdForLog = QStringLiteral(" client=") + quoteForLog(headers.clientRequestId);

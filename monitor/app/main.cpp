@@ -33,8 +33,20 @@ int runOnce(int argc, char **argv, const MonitorCommandLine &cl)
         settings.url = *cl.url;
     if (cl.interval)
         settings.interval = *cl.interval;
+    if (cl.caFile)
+        settings.caFile = *cl.caFile;
 
     StatusPoller poller;
+    if (!settings.caFile.isEmpty()) {
+        QString why;
+        const auto certificates = loadCaFile(settings.caFile, &why);
+        if (!certificates) {
+            std::fprintf(stderr, "slp-monitor: %s: %s\n",
+                         cl.caFile ? "--ca-file" : "the ca_file setting", qPrintable(why));
+            return 2;
+        }
+        poller.setCaCertificates(*certificates);
+    }
     poller.setBaseUrl(settings.url);
     poller.setTimeout(StatusPoller::defaultTimeout(settings.interval));
     int exitCode = 2;
@@ -79,6 +91,11 @@ int main(int argc, char **argv)
     qSetMessagePattern(QStringLiteral("slp-monitor: %{if-warning}warning: %{endif}%{message}"));
     QApplication app(argc, argv);
     setIdentity();
+    if (QString why; cl.caFile && !loadCaFile(*cl.caFile, &why)) {
+        std::fprintf(stderr, "slp-monitor: --ca-file: %s\n\n%s", qPrintable(why),
+                     qPrintable(monitorUsageText()));
+        return 2;
+    }
     QApplication::setDesktopFileName(QStringLiteral("slp-monitor"));
     qRegisterMetaType<PollResult>();
     MonitorApp monitor(MonitorSettings::load(QSettings()), cl);

@@ -29,6 +29,8 @@ MonitorApp::MonitorApp(const MonitorSettings &saved, const MonitorCommandLine &c
         m_settings.url = *commandLine.url;
     if (commandLine.interval)
         m_settings.interval = *commandLine.interval;
+    if (commandLine.caFile)
+        m_settings.caFile = *commandLine.caFile;
     connect(m_poller, &StatusPoller::pollFinished, this, &MonitorApp::onPollFinished);
 
     const bool haveTray = QSystemTrayIcon::isSystemTrayAvailable();
@@ -42,6 +44,9 @@ MonitorApp::MonitorApp(const MonitorSettings &saved, const MonitorCommandLine &c
     m_menu = std::make_unique<QMenu>();
     m_headerAction = m_menu->addAction(QStringLiteral("SLP"));
     m_headerAction->setEnabled(false);
+    m_trafficAction = m_menu->addAction(QString());
+    m_trafficAction->setEnabled(false);
+    m_trafficAction->setVisible(false);
     m_menu->addSeparator();
     m_routesEnd = m_menu->addSeparator();
     m_menu->addAction(QStringLiteral("Refresh"), m_poller, &StatusPoller::pollNow);
@@ -65,8 +70,22 @@ MonitorApp::MonitorApp(const MonitorSettings &saved, const MonitorCommandLine &c
 
 MonitorApp::~MonitorApp() = default;
 
+void MonitorApp::applyCaFile()
+{
+    QList<QSslCertificate> certificates;
+    if (!m_settings.caFile.isEmpty()) {
+        QString why;
+        if (const auto loaded = loadCaFile(m_settings.caFile, &why))
+            certificates = *loaded;
+        else
+            qCWarning(lcMonitor).noquote() << "CA file not used:" << why;
+    }
+    m_poller->setCaCertificates(certificates);
+}
+
 void MonitorApp::start()
 {
+    applyCaFile();
     m_poller->setBaseUrl(m_settings.url);
     m_poller->setInterval(m_settings.interval);
     m_poller->setTimeout(StatusPoller::defaultTimeout(m_settings.interval));
@@ -114,6 +133,8 @@ void MonitorApp::updateTray(const StatusSnapshot &snapshot)
     m_tray->setToolTip(tooltipText(snapshot));
     m_headerAction->setText(QStringLiteral("SLP \u2014 %1").arg(headline(snapshot)));
     m_headerAction->setIcon(healthIcon(snapshot.health));
+    m_trafficAction->setText(trafficHeadline(snapshot));
+    m_trafficAction->setVisible(snapshot.reachable);
     updateMenuRoutes(snapshot);
 }
 
@@ -133,7 +154,7 @@ void MonitorApp::updateMenuRoutes(const StatusSnapshot &snapshot)
     m_routeActions.clear();
     for (qsizetype i = 0; i < snapshot.routes.size(); ++i) {
         auto *action =
-            new QAction(routeStateIcon(snapshot.routes[i].state), texts[i], m_menu.get());
+            new QAction(healthIcon(routeHealth(snapshot.routes[i])), texts[i], m_menu.get());
         connect(action, &QAction::triggered, this, &MonitorApp::showWindow);
         m_menu->insertAction(m_routesEnd, action);
         m_routeActions << action;
@@ -162,6 +183,7 @@ void MonitorApp::applySettings(const MonitorSettings &settings)
 {
     const bool urlChanged = settings.url != m_settings.url;
     m_settings = settings;
+    applyCaFile();
     m_poller->setInterval(settings.interval);
     m_poller->setTimeout(StatusPoller::defaultTimeout(settings.interval));
     if (urlChanged) {

@@ -37,6 +37,7 @@ public:
 private:
     void onPollFinished(const PollResult &result);
     void applySettings(const MonitorSettings &settings);
+    void applyCaFile();
     void updateTray(const StatusSnapshot &snapshot);
     void updateMenuRoutes(const StatusSnapshot &snapshot);
     void showWindow();
@@ -51,6 +52,7 @@ private:
     std::unique_ptr<QMenu> m_menu;     // QMenu wants a widget parent; owned here instead
     std::unique_ptr<MonitorWindow> m_window;
     QAction *m_headerAction = nullptr;
+    QAction *m_trafficAction = nullptr;
     QAction *m_routesEnd = nullptr; // the separator after the route entries
     QList<QAction *> m_routeActions;
     QStringList m_routeTexts; // what the route entries show, to rebuild only on change

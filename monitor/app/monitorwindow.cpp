@@ -1,6 +1,7 @@
 #include "monitorwindow.h"
 
 #include "routetablemodel.h"
+#include "sparkline.h"
 #include "statusicons.h"
 #include "statustext.h"
 
@@ -28,9 +29,9 @@ public:
     QVariant data(const QModelIndex &index, int role) const override
     {
         if (role == Qt::DecorationRole && index.column() == RouteTableModel::State) {
-            const QVariant state = QIdentityProxyModel::data(index, RouteTableModel::StateRole);
-            if (state.isValid())
-                return routeStateIcon(RouteState(state.toInt()));
+            const QVariant health = QIdentityProxyModel::data(index, RouteTableModel::HealthRole);
+            if (health.isValid())
+                return healthIcon(Health(health.toInt()));
         }
         return QIdentityProxyModel::data(index, role);
     }
@@ -41,7 +42,7 @@ public:
 MonitorWindow::MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *parent)
     : QWidget(parent), m_routes(routes), m_standalone(standalone), m_icon(new QLabel(this)),
       m_headline(new QLabel(this)), m_pollInfo(new QLabel(this)), m_error(new QLabel(this)),
-      m_table(new QTableView(this))
+      m_traffic(new QLabel(this)), m_sparkline(new Sparkline(this)), m_table(new QTableView(this))
 {
     setWindowTitle(QStringLiteral("SLP monitor"));
     setWindowIcon(healthIcon(Health::Ok));
@@ -90,9 +91,11 @@ MonitorWindow::MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(header);
     layout->addWidget(m_error);
+    layout->addWidget(m_traffic);
+    layout->addWidget(m_sparkline);
     layout->addWidget(m_table, 1);
     layout->addLayout(buttons);
-    resize(940, 330);
+    resize(1240, 400);
 }
 
 void MonitorWindow::showWaiting(const QUrl &url)
@@ -100,6 +103,8 @@ void MonitorWindow::showWaiting(const QUrl &url)
     m_icon->setPixmap(waitingIcon().pixmap(32, 32));
     m_headline->setText(QStringLiteral("Polling SLP at %1\u2026").arg(url.toString()));
     m_pollInfo->clear();
+    m_traffic->clear();
+    m_sparkline->setHistory({});
     m_error->hide();
 }
 
@@ -108,6 +113,8 @@ void MonitorWindow::showStatus(const StatusSnapshot &s)
     m_icon->setPixmap(healthIcon(s.health).pixmap(32, 32));
     setWindowIcon(healthIcon(s.health));
     m_headline->setText(QStringLiteral("SLP %1 \u2014 %2").arg(s.baseUrl.toString(), headline(s)));
+    m_traffic->setText(trafficHeadline(s));
+    m_sparkline->setHistory(s.history);
     m_pollInfo->setText(QStringLiteral("Last poll: %1")
                             .arg(s.polledAt.toLocalTime().toString(u"yyyy-MM-dd HH:mm:ss")));
     if (s.error.isEmpty()) {

@@ -11,8 +11,10 @@ class QTableView;
 namespace slp::monitor {
 
 class RouteTableModel;
+class Sparkline;
 
-// The route table with the last poll's time and error. In tray mode closing it only hides
+// The route table with the last poll's time and error, the traffic headline and the hour's
+// sparkline. In tray mode closing it only hides
 // it; without a tray it is the application and closing it quits.
 class MonitorWindow : public QWidget
 {
@@ -41,6 +43,8 @@ private:
     QLabel *m_headline;
     QLabel *m_pollInfo;
     QLabel *m_error;
+    QLabel *m_traffic;
+    Sparkline *m_sparkline;
     QTableView *m_table;
 };
 

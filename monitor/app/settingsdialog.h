@@ -10,7 +10,8 @@ class QLineEdit;
 
 namespace slp::monitor {
 
-// URL, interval, notifications on/off. Refuses to close on a bad URL or duration, saying why.
+// URL, interval, CA file, notifications on/off. Refuses to close on a bad URL or duration, saying
+// why.
 class SettingsDialog : public QDialog
 {
     Q_OBJECT
@@ -25,6 +26,7 @@ private:
     MonitorSettings m_settings;
     QLineEdit *m_url;
     QLineEdit *m_interval;
+    QLineEdit *m_caFile;
     QCheckBox *m_notifications;
     QLabel *m_error;
 };

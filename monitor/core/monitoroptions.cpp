@@ -3,6 +3,7 @@
 #include "goduration.h"
 #include "strictargs.h"
 
+#include <QFileInfo>
 #include <QSettings>
 
 namespace slp::monitor {
@@ -14,6 +15,7 @@ namespace {
 const QString kUrlKey = QStringLiteral("url");
 const QString kIntervalKey = QStringLiteral("interval");
 const QString kNotificationsKey = QStringLiteral("notifications");
+const QString kCaFileKey = QStringLiteral("ca_file");
 
 // Below this the monitor would be load, not a monitor.
 constexpr milliseconds kMinInterval{100};
@@ -72,6 +74,30 @@ QString formatInterval(milliseconds interval)
     return formatGoDuration(duration_cast<Nanoseconds>(interval));
 }
 
+std::optional<QList<QSslCertificate>> loadCaFile(const QString &path, QString *error)
+{
+    const QFileInfo info(path);
+    QString why;
+    QList<QSslCertificate> certificates;
+    if (path.isEmpty()) {
+        why = QStringLiteral("no file named");
+    } else if (!info.isFile() || !info.isReadable()) {
+        why = QStringLiteral("%1: no such readable file").arg(path);
+    } else {
+        // fromPath with a plain path: no wildcard reading of brackets or stars in the name.
+        certificates =
+            QSslCertificate::fromPath(path, QSsl::Pem, QSslCertificate::PatternSyntax::FixedString);
+        if (certificates.isEmpty())
+            why = QStringLiteral("%1 holds no PEM certificate").arg(path);
+    }
+    if (!why.isEmpty()) {
+        if (error)
+            *error = why;
+        return std::nullopt;
+    }
+    return certificates;
+}
+
 MonitorSettings MonitorSettings::load(const QSettings &settings)
 {
     MonitorSettings s;
@@ -82,6 +108,8 @@ MonitorSettings MonitorSettings::load(const QSettings &settings)
             settings.value(kIntervalKey, formatInterval(s.interval)).toString(), nullptr))
         s.interval = *interval;
     s.notifications = settings.value(kNotificationsKey, s.notifications).toBool();
+    // Kept even when unreadable now: the poll then says why the handshake fails.
+    s.caFile = settings.value(kCaFileKey).toString();
     return s;
 }
 
@@ -90,27 +118,32 @@ void MonitorSettings::save(QSettings &settings) const
     settings.setValue(kUrlKey, url.toString());
     settings.setValue(kIntervalKey, formatInterval(interval));
     settings.setValue(kNotificationsKey, notifications);
+    settings.setValue(kCaFileKey, caFile);
 }
 
 QString monitorUsageText()
 {
     return QStringLiteral(
-        "usage: slp-monitor [--url URL] [--interval DURATION]\n"
-        "       slp-monitor --once [--url URL]\n"
+        "usage: slp-monitor [--url URL] [--interval DURATION] [--ca-file PEM]\n"
+        "       slp-monitor --once [--url URL] [--ca-file PEM]\n"
         "       slp-monitor --version | --help\n"
         "\n"
         "Tray monitor for SLP, the Simple LLM Proxy: polls /v1/models?debug and /metrics and\n"
-        "shows ok / attention (pending routes, probe errors) / alert (an ambiguous route, or\n"
-        "SLP unreachable). Without a system tray it runs as a window.\n"
+        "shows ok / attention (pending routes, probe errors, failing backends) / alert (an\n"
+        "ambiguous route, or SLP unreachable), and each route's traffic. Without a system\n"
+        "tray it runs as a window.\n"
         "\n"
         "  --url URL          SLP's origin (default: the saved setting, http://127.0.0.1:8080)\n"
         "  --interval D       time between polls, Go syntax (default: the saved setting, 10s)\n"
-        "  --once             poll once, print each route and its state, exit\n"
-        "                     0 ok, 1 attention, 2 alert\n"
+        "  --ca-file PEM      also trust the CA certificates in PEM for an https:// URL\n"
+        "                     (a private CA, e.g. Caddy's tls internal root)\n"
+        "  --once             poll once, print each route, its state and its totals since\n"
+        "                     SLP started; exit 0 ok, 1 attention (a failing backend too),\n"
+        "                     2 alert\n"
         "  --version          print the version\n"
         "  -h, --help         print this help\n"
         "\n"
-        "--url and --interval apply to this run; the Settings dialog saves them.\n");
+        "--url, --interval and --ca-file apply to this run; the Settings dialog saves them.\n");
 }
 
 MonitorCommandLine parseMonitorCommandLine(const QStringList &arguments)
@@ -119,6 +152,7 @@ MonitorCommandLine parseMonitorCommandLine(const QStringList &arguments)
         arguments,
         {{QStringLiteral("url"), true, QStringLiteral("a URL such as http://127.0.0.1:8080")},
          {QStringLiteral("interval"), true, QStringLiteral("a duration such as 10s")},
+         {QStringLiteral("ca-file"), true, QStringLiteral("a PEM file of CA certificates")},
          {QStringLiteral("once"), false, {}},
          {QStringLiteral("version"), false, {}},
          {QStringLiteral("help"), false, {}}},
@@ -141,6 +175,16 @@ MonitorCommandLine parseMonitorCommandLine(const QStringList &arguments)
         cl.interval = parseInterval(args.values.value(QStringLiteral("interval")), &why);
         if (!cl.interval)
             return fail(QStringLiteral("--interval: %1").arg(why));
+    }
+    if (args.values.contains(QStringLiteral("ca-file"))) {
+        const QString path = args.values.value(QStringLiteral("ca-file"));
+        // Only the file here: reading certificates loads Qt's TLS backend, which wants a
+        // QCoreApplication, and the command line is parsed before one exists. main() reads
+        // them once the application is up (loadCaFile) and refuses a file without any.
+        const QFileInfo info(path);
+        if (!info.isFile() || !info.isReadable())
+            return fail(QStringLiteral("--ca-file: %1: no such readable file").arg(path));
+        cl.caFile = QFileInfo(path).absoluteFilePath();
     }
     if (args.has(QStringLiteral("help")))
         cl.action = MonitorCommandLine::Action::Help;

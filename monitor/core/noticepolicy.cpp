@@ -19,6 +19,8 @@ QList<Notice> noticesFor(const StatusUpdate &update)
 
     QList<const Transition *> ambiguous;
     QList<const Transition *> recovered;
+    QList<const Transition *> failing;
+    QList<const Transition *> answering;
     for (const Transition &t : update.transitions) {
         switch (t.kind) {
         case Transition::Kind::Unreachable: {
@@ -45,6 +47,12 @@ QList<Notice> noticesFor(const StatusUpdate &update)
             break;
         case Transition::Kind::Recovered:
             recovered << &t;
+            break;
+        case Transition::Kind::StartedFailing:
+            failing << &t;
+            break;
+        case Transition::Kind::StoppedFailing:
+            answering << &t;
             break;
         case Transition::Kind::StateChanged:
         case Transition::Kind::RouteAdded:
@@ -82,6 +90,41 @@ QList<Notice> noticesFor(const StatusUpdate &update)
                       ? QStringLiteral("SLP: route %1 recovered").arg(recovered.first()->routeId)
                       : QStringLiteral("SLP: %1 routes recovered").arg(recovered.size());
         n.body = QStringLiteral("No longer ambiguous:\n%1").arg(lines.join(QLatin1Char('\n')));
+        notices << n;
+    }
+    if (!failing.isEmpty()) {
+        Notice n;
+        n.kind = Notice::Kind::Failing;
+        QStringList lines;
+        for (const Transition *t : failing) {
+            n.routeIds << t->routeId;
+            lines << QStringLiteral("%1: %2 attempt%3 in a row")
+                         .arg(routeLine(*t))
+                         .arg(t->failures)
+                         .arg(t->failures == 1 ? "" : "s");
+        }
+        n.title = failing.size() == 1
+                      ? QStringLiteral("SLP: backend of %1 failing").arg(failing.first()->routeId)
+                      : QStringLiteral("SLP: %1 backends failing").arg(failing.size());
+        n.body = QStringLiteral("SLP's requests to the backend fail (refused, reset or timed "
+                                "out; clients get 502):\n%1")
+                     .arg(lines.join(QLatin1Char('\n')));
+        notices << n;
+    }
+    if (!answering.isEmpty()) {
+        Notice n;
+        n.kind = Notice::Kind::BackendRecovered;
+        QStringList lines;
+        for (const Transition *t : answering) {
+            n.routeIds << t->routeId;
+            lines << routeLine(*t);
+        }
+        n.title =
+            answering.size() == 1
+                ? QStringLiteral("SLP: backend of %1 answers again").arg(answering.first()->routeId)
+                : QStringLiteral("SLP: %1 backends answer again").arg(answering.size());
+        n.body = QStringLiteral("The backend answered SLP again:\n%1")
+                     .arg(lines.join(QLatin1Char('\n')));
         notices << n;
     }
     return notices;

@@ -16,7 +16,9 @@ struct Notice
         Ambiguous,
         Recovered,
         Unreachable,
-        Reachable
+        Reachable,
+        Failing,         // backends started failing SLP's attempts
+        BackendRecovered // ... and answer again
     };
     enum class Urgency
     {
@@ -33,7 +35,9 @@ struct Notice
 // The notifier's policy (pure): which transitions are worth a desktop notification, grouped
 // so one poll yields at most one notice per kind. An edition that follows an ambiguous
 // backend turns ambiguous in the same poll as its backend; that is one event for the user,
-// not two popups. Everything else (pending -> ok, reloads) only shows in the icon and table.
+// not two popups. Likewise a backend that starts failing (and one that answers again): one
+// notice per poll for all such routes; one found failing at start-up is not news.
+// Everything else (pending -> ok, reloads) only shows in the icon and table.
 QList<Notice> noticesFor(const StatusUpdate &update);
 
 } // namespace slp::monitor

@@ -1,5 +1,7 @@
 #include "routetablemodel.h"
 
+#include "statustext.h"
+
 namespace slp::monitor {
 
 RouteTableModel::RouteTableModel(QObject *parent) : QAbstractTableModel(parent)
@@ -42,12 +44,23 @@ QVariant RouteTableModel::data(const QModelIndex &index, int role) const
     const CatalogEntry &e = r.entry;
     if (role == StateRole)
         return int(r.state);
+    if (role == HealthRole)
+        return int(routeHealth(r));
+    if (role == Qt::TextAlignmentRole && index.column() >= PerMinute &&
+        index.column() <= TimeToFirstByte)
+        return int(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::ToolTipRole) {
         if (index.column() == LastProbe && e.lastProbeAt.isValid())
             return e.lastProbeAt.toLocalTime().toString(Qt::ISODate);
         if (index.column() == State && r.state == RouteState::Ambiguous)
             return QStringLiteral("The backend serves zero or several models; SLP keeps the "
                                   "last known name");
+        if (index.column() == State && r.failing())
+            return QStringLiteral("SLP's last %1 attempt(s) to the backend failed (refused, "
+                                  "reset, timed out); any answer clears it")
+                .arg(r.consecutiveFailures);
+        if (index.column() >= PerMinute && index.column() <= TimeToFirstByte)
+            return QStringLiteral("Since SLP started: %1").arg(totalsText(r.counters));
         return {};
     }
     if (role != Qt::DisplayRole)
@@ -59,7 +72,16 @@ QVariant RouteTableModel::data(const QModelIndex &index, int role) const
     case Upstream:
         return r.upstreamName();
     case State:
-        return routeStateName(r.state);
+        return routeStateText(r);
+    case PerMinute:
+        return formatPerMinute(r.traffic);
+    case Failed:
+        return r.traffic.measured ? QString::number(qRound64(r.traffic.failed))
+                                  : QStringLiteral("\u2014");
+    case InFlight:
+        return QString::number(qRound64(r.inflight));
+    case TimeToFirstByte:
+        return formatSeconds(r.traffic.ttfbP50);
     case Discovery:
         return e.discovery;
     case LastProbe:
@@ -91,6 +113,14 @@ QVariant RouteTableModel::headerData(int section, Qt::Orientation orientation, i
         return QStringLiteral("Upstream model");
     case State:
         return QStringLiteral("State");
+    case PerMinute:
+        return QStringLiteral("Req/min");
+    case Failed:
+        return QStringLiteral("Failed");
+    case InFlight:
+        return QStringLiteral("In flight");
+    case TimeToFirstByte:
+        return QStringLiteral("TTFB p50");
     case Discovery:
         return QStringLiteral("Discovery");
     case LastProbe:

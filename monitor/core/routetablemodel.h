@@ -7,7 +7,8 @@
 
 namespace slp::monitor {
 
-// The window's route table: one row per route, the debug catalog's fields as columns.
+// The window's route table: one row per route, the debug catalog's fields and the traffic of
+// the last poll interval as columns.
 // Qt Core only (the state icon is added by the widgets layer through StateRole).
 class RouteTableModel : public QAbstractTableModel
 {
@@ -19,6 +20,10 @@ public:
         Id,
         Upstream,
         State,
+        PerMinute,
+        Failed,
+        InFlight,
+        TimeToFirstByte,
         Discovery,
         LastProbe,
         Timeout,
@@ -26,7 +31,8 @@ public:
         Aggregate,
         ColumnCount
     };
-    static constexpr int StateRole = Qt::UserRole + 1; // RouteState as int
+    static constexpr int StateRole = Qt::UserRole + 1;  // RouteState as int
+    static constexpr int HealthRole = Qt::UserRole + 2; // routeHealth() as int
 
     explicit RouteTableModel(QObject *parent = nullptr);
 

@@ -5,6 +5,7 @@
 #include <QHash>
 
 #include <algorithm>
+#include <cmath>
 
 namespace slp::monitor {
 
@@ -50,6 +51,11 @@ Health healthOf(RouteState state)
     return Health::Alert;
 }
 
+Health routeHealth(const RouteStatus &route)
+{
+    return std::max(healthOf(route.state), route.failing() ? Health::Attention : Health::Ok);
+}
+
 QString RouteStatus::upstreamName() const
 {
     return entry.upstreamModel.isEmpty() ? QStringLiteral("(unknown)") : entry.upstreamModel;
@@ -62,7 +68,15 @@ bool RouteStatus::operator==(const RouteStatus &other) const
     return a.id == b.id && a.upstreamModel == b.upstreamModel && a.discovery == b.discovery &&
            a.lastProbe == b.lastProbe && a.lastProbeAt == b.lastProbeAt && a.timeout == b.timeout &&
            a.retry == b.retry && a.aggregate == b.aggregate &&
-           ambiguousMetric == other.ambiguousMetric && state == other.state;
+           ambiguousMetric == other.ambiguousMetric && state == other.state &&
+           counters == other.counters && consecutiveFailures == other.consecutiveFailures &&
+           inflight == other.inflight && traffic == other.traffic;
+}
+
+int StatusSnapshot::failingCount() const
+{
+    return int(std::count_if(routes.cbegin(), routes.cend(),
+                             [](const RouteStatus &r) { return r.failing(); }));
 }
 
 int StatusSnapshot::count(RouteState state) const
@@ -103,6 +117,9 @@ StatusSnapshot readSnapshot(const PollResult &poll)
 
     QHash<QString, bool> ambiguous;
     QHash<QString, QString> upstreamFromMetrics;
+    QHash<QString, RouteCounters> counters;
+    QHash<QString, int> failures;
+    QHash<QString, double> inflight;
     if (!poll.metricsError.isEmpty()) {
         s.error = QStringLiteral("/metrics: %1").arg(poll.metricsError);
     } else {
@@ -113,15 +130,35 @@ StatusSnapshot readSnapshot(const PollResult &poll)
         for (const PromSample &sample : prom.samples) {
             QString modelId;
             QString upstream;
+            QString code;
+            QString le;
             for (const auto &[key, value] : sample.labels) {
                 if (key == QLatin1String("model_id"))
                     modelId = value;
                 else if (key == QLatin1String("upstream_model"))
                     upstream = value;
+                else if (key == QLatin1String("code"))
+                    code = value;
+                else if (key == QLatin1String("le"))
+                    le = value;
             }
             if (modelId.isEmpty())
                 continue;
-            if (sample.name == QLatin1String("slp_upstream_model_ambiguous"))
+            if (sample.name == QLatin1String("slp_requests_total")) {
+                RouteCounters &c = counters[modelId];
+                c.requests += sample.value;
+                if (code.size() == 3 && code.startsWith(QLatin1Char('5')))
+                    c.failed += sample.value;
+            } else if (sample.name == QLatin1String("slp_upstream_latency_seconds_bucket")) {
+                bool ok = false;
+                const double bound = le == QLatin1String("+Inf") ? qInf() : le.toDouble(&ok);
+                if (ok || std::isinf(bound))
+                    counters[modelId].latency.append({bound, sample.value});
+            } else if (sample.name == QLatin1String("slp_upstream_consecutive_failures")) {
+                failures[modelId] = int(sample.value);
+            } else if (sample.name == QLatin1String("slp_route_inflight_requests")) {
+                inflight[modelId] = sample.value;
+            } else if (sample.name == QLatin1String("slp_upstream_model_ambiguous"))
                 ambiguous[modelId] = sample.value == 1.0;
             else if (sample.name == QLatin1String("slp_upstream_model_info") && !upstream.isEmpty())
                 upstreamFromMetrics[modelId] = upstream;
@@ -136,7 +173,11 @@ StatusSnapshot readSnapshot(const PollResult &poll)
             route.entry.upstreamModel = upstreamFromMetrics.value(entry.id);
         route.ambiguousMetric = ambiguous.value(entry.id, false);
         route.state = routeStateOf(route.entry, route.ambiguousMetric);
-        health = std::max(health, healthOf(route.state));
+        route.counters = counters.value(entry.id);
+        std::sort(route.counters.latency.begin(), route.counters.latency.end());
+        route.consecutiveFailures = failures.value(entry.id, 0);
+        route.inflight = inflight.value(entry.id, 0);
+        health = std::max(health, routeHealth(route));
         s.routes << route;
     }
     s.health = health;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "debugcatalog.h"
+#include "traffic.h"
 
 #include <QByteArray>
 #include <QDateTime>
@@ -20,7 +21,8 @@ enum class Health
 };
 
 // One route's state, worst first when several apply (an ambiguous route that also had a probe
-// error is still ambiguous: that is the one that sends requests to a stale model).
+// error is still ambiguous: that is the one that sends requests to a stale model). A failing
+// backend is a separate fact (RouteStatus::failing): a route can be both.
 enum class RouteState
 {
     Ok,
@@ -50,10 +52,21 @@ struct RouteStatus
     CatalogEntry entry; // the debug catalog's row (upstream filled from metrics if absent)
     bool ambiguousMetric = false; // slp_upstream_model_ambiguous{model_id} == 1
     RouteState state = RouteState::Ok;
+    // From /metrics: cumulative counters, and the two per-route gauges (0 when absent, as
+    // from an SLP too old to have them).
+    RouteCounters counters;
+    int consecutiveFailures = 0; // slp_upstream_consecutive_failures
+    double inflight = 0;         // slp_route_inflight_requests
+    RouteTraffic traffic;        // since the previous poll; filled by StatusModel
 
+    // The backend failed SLP's last attempt(s): attention, whatever the discovery state.
+    bool failing() const { return consecutiveFailures >= 1; }
     QString upstreamName() const; // the upstream model, or "(unknown)"
     bool operator==(const RouteStatus &other) const;
 };
+
+// The route's icon: its state's health, at least attention while its backend fails.
+Health routeHealth(const RouteStatus &route);
 
 struct StatusSnapshot
 {
@@ -66,8 +79,11 @@ struct StatusSnapshot
     // keeps showing what SLP served and a recovery can be compared with it.
     QList<RouteStatus> routes;
     Health health = Health::Alert;
+    // Requests per poll over the last hour, oldest first; filled by StatusModel.
+    QList<TrafficPoint> history;
 
     int count(RouteState state) const;
+    int failingCount() const;
 };
 
 // Reads one poll through the shared parsers (debug catalog, Prometheus text). Pure.

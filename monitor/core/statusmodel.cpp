@@ -25,6 +25,12 @@ QString describe(const Transition &t)
         return QStringLiteral("route %1 added (%2)").arg(t.routeId, routeStateName(t.to));
     case Transition::Kind::RouteRemoved:
         return QStringLiteral("route %1 removed").arg(t.routeId);
+    case Transition::Kind::StartedFailing:
+        return QStringLiteral("route %1: backend failing: %2 attempts in a row")
+            .arg(t.routeId)
+            .arg(t.failures);
+    case Transition::Kind::StoppedFailing:
+        return QStringLiteral("route %1: backend answers again").arg(t.routeId);
     }
     return {};
 }
@@ -39,6 +45,69 @@ void StatusModel::reset()
 {
     m_current.reset();
     m_lastKnownRoutes.reset();
+    m_lastReachableAt = QDateTime();
+    m_history.clear();
+    m_episodes.clear();
+}
+
+QList<Transition> StatusModel::failureTransitions(const QList<RouteStatus> &routes, bool startup)
+{
+    QList<Transition> out;
+    QHash<QString, FailureEpisode> next; // routes a reload removed are forgotten
+    for (const RouteStatus &r : routes) {
+        FailureEpisode episode = m_episodes.value(r.entry.id);
+        Transition t;
+        t.routeId = r.entry.id;
+        t.upstreamModel = r.entry.upstreamModel;
+        t.from = t.to = r.state;
+        t.failures = r.consecutiveFailures;
+        if (r.failing()) {
+            episode.healthyPolls = 0;
+            if (!episode.active) {
+                episode.active = true;
+                if (!startup) {
+                    t.kind = Transition::Kind::StartedFailing;
+                    out << t;
+                }
+            }
+        } else if (episode.active && ++episode.healthyPolls >= kRecoveryPolls) {
+            episode = FailureEpisode{};
+            t.kind = Transition::Kind::StoppedFailing;
+            out << t;
+        }
+        next.insert(r.entry.id, episode);
+    }
+    m_episodes = next;
+    return out;
+}
+
+void StatusModel::measureTraffic(StatusSnapshot &snapshot)
+{
+    QHash<QString, const RouteStatus *> old;
+    if (m_lastKnownRoutes) {
+        for (const RouteStatus &r : *m_lastKnownRoutes)
+            old.insert(r.entry.id, &r);
+    }
+    const double seconds = m_lastReachableAt.isValid() && snapshot.polledAt.isValid()
+                               ? double(m_lastReachableAt.msecsTo(snapshot.polledAt)) / 1000.0
+                               : 0.0;
+    TrafficPoint point;
+    point.at = snapshot.polledAt;
+    bool measured = false;
+    for (RouteStatus &r : snapshot.routes) {
+        // A route a reload added has nothing to compare with until the next poll.
+        const RouteStatus *prev = old.value(r.entry.id);
+        r.traffic = prev ? trafficBetween(prev->counters, r.counters, seconds) : RouteTraffic{};
+        measured = measured || r.traffic.measured;
+        point.requests += r.traffic.requests;
+        point.failed += r.traffic.failed;
+    }
+    if (measured)
+        m_history << point;
+    const QDateTime horizon = snapshot.polledAt.addSecs(-kHistorySeconds);
+    while (!m_history.isEmpty() && m_history.first().at < horizon)
+        m_history.removeFirst();
+    m_lastReachableAt = snapshot.polledAt;
 }
 
 StatusUpdate StatusModel::apply(StatusSnapshot snapshot)
@@ -65,6 +134,7 @@ StatusUpdate StatusModel::apply(StatusSnapshot snapshot)
             t.kind = Transition::Kind::Reachable;
             update.transitions << t;
         }
+        measureTraffic(snapshot);
         if (!m_lastKnownRoutes) {
             // The first routes ever seen: only an ambiguous one is worth a word.
             for (const RouteStatus &r : snapshot.routes) {
@@ -81,9 +151,11 @@ StatusUpdate StatusModel::apply(StatusSnapshot snapshot)
         } else {
             update.transitions << routeTransitions(*m_lastKnownRoutes, snapshot.routes);
         }
+        update.transitions << failureTransitions(snapshot.routes, !m_lastKnownRoutes);
         m_lastKnownRoutes = snapshot.routes;
     }
 
+    snapshot.history = m_history;
     m_current = snapshot;
     update.snapshot = std::move(snapshot);
     return update;

@@ -2,6 +2,7 @@
 
 #include "status.h"
 
+#include <QHash>
 #include <QList>
 #include <QString>
 
@@ -21,6 +22,8 @@ struct Transition
         StateChanged,    // any other change of a route's state (pending -> ok, ...)
         RouteAdded,      // SLP reloaded its config
         RouteRemoved,
+        StartedFailing, // SLP's attempts to the route's backend fail (consecutive failures >= 1)
+        StoppedFailing, // the backend answered again
     };
     Kind kind = Kind::StateChanged;
     QString routeId;       // empty for Unreachable / Reachable
@@ -29,6 +32,7 @@ struct Transition
     RouteState to = RouteState::Ok;
     bool atStartup = false; // found by the first poll rather than seen happening
     QString detail;         // Unreachable: the error
+    int failures = 0;       // StartedFailing: attempts failed in a row
 
     bool operator==(const Transition &other) const = default;
 };
@@ -47,6 +51,14 @@ struct StatusUpdate
 //
 // Start-up rule (Syncthing Tray's notifier): what the first poll finds is not news, except an
 // alert: an ambiguous route or an unreachable SLP is reported as a transition at start-up.
+// A failing backend is attention, so one found at start-up only shows in the icon.
+// Debounced: a backend that fails, answers, fails again (a flapping one) is one episode,
+// reported when it starts and once it has answered for kRecoveryPolls polls in a row; the
+// icon and the route's line follow the gauge at every poll.
+//
+// Traffic: each route's counters are compared with the last poll that reached SLP, giving
+// the interval's requests per minute, failures and time-to-first-byte median, and the
+// requests of each interval are kept for an hour (the window's sparkline).
 class StatusModel
 {
 public:
@@ -60,10 +72,25 @@ public:
 private:
     QList<Transition> routeTransitions(const QList<RouteStatus> &before,
                                        const QList<RouteStatus> &after) const;
+    void measureTraffic(StatusSnapshot &snapshot);
+    QList<Transition> failureTransitions(const QList<RouteStatus> &routes, bool startup);
 
     std::optional<StatusSnapshot> m_current;
     // The routes of the last poll that reached SLP: an outage is not a route change.
     std::optional<QList<RouteStatus>> m_lastKnownRoutes;
+    QDateTime m_lastReachableAt;
+    QList<TrafficPoint> m_history;
+    // A failing backend's episode: it starts with the first failing poll and ends only once
+    // the backend has answered for kRecoveryPolls polls in a row.
+    struct FailureEpisode
+    {
+        bool active = false;
+        int healthyPolls = 0;
+    };
+    QHash<QString, FailureEpisode> m_episodes;
 };
+
+inline constexpr qint64 kHistorySeconds = 3600;
+inline constexpr int kRecoveryPolls = 2;
 
 } // namespace slp::monitor

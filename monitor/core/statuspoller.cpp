@@ -5,6 +5,7 @@
 #include <QNetworkProxy>
 #include <QNetworkReply>
 #include <QNetworkRequest>
+#include <QSslConfiguration>
 
 #include <algorithm>
 
@@ -61,6 +62,11 @@ void StatusPoller::setTimeout(milliseconds timeout)
     m_timeout = timeout;
 }
 
+void StatusPoller::setCaCertificates(const QList<QSslCertificate> &certificates)
+{
+    m_caCertificates = certificates;
+}
+
 void StatusPoller::start()
 {
     m_running = true;
@@ -96,6 +102,11 @@ QNetworkReply *StatusPoller::get(const QString &pathAndQuery)
     request.setAttribute(QNetworkRequest::Http2AllowedAttribute, false);
     request.setAttribute(QNetworkRequest::RedirectPolicyAttribute,
                          QNetworkRequest::ManualRedirectPolicy);
+    if (!m_caCertificates.isEmpty()) {
+        QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
+        tls.addCaCertificates(m_caCertificates);
+        request.setSslConfiguration(tls);
+    }
     QNetworkReply *reply = m_network->get(request); // owned by us: deleteLater when finished
     connect(reply, &QNetworkReply::finished, this, [this, reply] { onReplyFinished(reply); });
     return reply;

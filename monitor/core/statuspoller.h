@@ -5,6 +5,7 @@
 #include <QNetworkReply>
 #include <QObject>
 #include <QPointer>
+#include <QSslCertificate>
 #include <QTimer>
 #include <QUrl>
 
@@ -32,6 +33,8 @@ public:
     void setInterval(std::chrono::milliseconds interval);
     std::chrono::milliseconds interval() const { return m_interval; }
     void setTimeout(std::chrono::milliseconds timeout);
+    // Trusted for https:// besides the system's CAs (the next poll on).
+    void setCaCertificates(const QList<QSslCertificate> &certificates);
     std::chrono::milliseconds timeout() const { return m_timeout; }
 
     void start();   // poll now, then every interval
@@ -56,6 +59,7 @@ private:
     QUrl m_baseUrl;
     std::chrono::milliseconds m_interval{10000};
     std::chrono::milliseconds m_timeout{5000};
+    QList<QSslCertificate> m_caCertificates;
     QTimer m_next;     // the gap between polls
     QTimer m_deadline; // the per-poll timeout
     bool m_running = false;

@@ -26,6 +26,8 @@ QString headline(const StatusSnapshot &s)
             parts << QStringLiteral("%1 %2").arg(n).arg(routeStateName(state));
     };
     add(RouteState::Ambiguous);
+    if (const int n = s.failingCount())
+        parts << QStringLiteral("%1 backend%2 failing").arg(n).arg(n == 1 ? "" : "s");
     add(RouteState::ProbeError);
     add(RouteState::Pending);
     if (!s.error.isEmpty())
@@ -37,15 +39,73 @@ QString headline(const StatusSnapshot &s)
     return QStringLiteral("%1: %2").arg(healthName(s.health), parts.join(QStringLiteral(", ")));
 }
 
+QString routeStateText(const RouteStatus &route)
+{
+    if (!route.failing())
+        return routeStateName(route.state);
+    const QString failing = QStringLiteral("backend failing: %1 attempt%2 in a row")
+                                .arg(route.consecutiveFailures)
+                                .arg(route.consecutiveFailures == 1 ? "" : "s");
+    return route.state == RouteState::Ok
+               ? failing
+               : QStringLiteral("%1, %2").arg(routeStateName(route.state), failing);
+}
+
 QString routeLine(const RouteStatus &route)
 {
     return QStringLiteral("%1 \u2192 %2: %3")
-        .arg(route.entry.id, route.upstreamName(), routeStateName(route.state));
+        .arg(route.entry.id, route.upstreamName(), routeStateText(route));
+}
+
+QString formatPerMinute(const RouteTraffic &t)
+{
+    if (!t.measured)
+        return QStringLiteral("\u2014");
+    const double v = t.requestsPerMinute;
+    if (v == 0)
+        return QStringLiteral("0");
+    return v < 10 ? QString::number(v, 'f', 1) : QString::number(qRound64(v));
+}
+
+QString formatSeconds(std::optional<double> seconds)
+{
+    if (!seconds)
+        return QStringLiteral("\u2014");
+    if (*seconds >= 1)
+        return QStringLiteral("%1 s").arg(QString::number(*seconds, 'f', 2));
+    return QStringLiteral("%1 ms").arg(QString::number(*seconds * 1000, 'f', *seconds < 0.01));
+}
+
+QString trafficHeadline(const StatusSnapshot &s)
+{
+    RouteTraffic total;
+    double failed = 0;
+    for (const RouteStatus &r : s.routes) {
+        total.measured = total.measured || r.traffic.measured;
+        total.requestsPerMinute += r.traffic.requestsPerMinute;
+        failed += r.traffic.failed;
+    }
+    const QString routes =
+        QStringLiteral("%1 route%2").arg(s.routes.size()).arg(s.routes.size() == 1 ? "" : "s");
+    if (!s.reachable || !total.measured)
+        return QStringLiteral("%1 \u00b7 \u2014 req/min \u00b7 \u2014 failed").arg(routes);
+    return QStringLiteral("%1 \u00b7 %2 req/min \u00b7 %3 failed")
+        .arg(routes, formatPerMinute(total))
+        .arg(qRound64(failed));
+}
+
+QString totalsText(const RouteCounters &c)
+{
+    return QStringLiteral("%1 request%2, %3 failed")
+        .arg(qRound64(c.requests))
+        .arg(qRound64(c.requests) == 1 ? "" : "s")
+        .arg(qRound64(c.failed));
 }
 
 QString tooltipText(const StatusSnapshot &s)
 {
-    QStringList lines{QStringLiteral("SLP %1").arg(s.baseUrl.toString()), headline(s)};
+    QStringList lines{QStringLiteral("SLP %1").arg(s.baseUrl.toString()), headline(s),
+                      trafficHeadline(s)};
     for (const RouteStatus &r : s.routes)
         lines << routeLine(r);
     return lines.join(QLatin1Char('\n'));
@@ -55,10 +115,18 @@ QString onceReport(const StatusSnapshot &s)
 {
     QString out = QStringLiteral("SLP %1: %2\n").arg(s.baseUrl.toString(), headline(s));
     const qsizetype width = widestId(s.routes);
+    qsizetype stateWidth = 11;
+    qsizetype totalsWidth = 0;
     for (const RouteStatus &r : s.routes) {
-        out += QStringLiteral("  %1  %2  %3 (%4)\n")
-                   .arg(r.entry.id.leftJustified(width), routeStateName(r.state).leftJustified(11),
-                        r.upstreamName(), r.entry.discovery);
+        stateWidth = std::max(stateWidth, routeStateText(r).size());
+        totalsWidth = std::max(totalsWidth, totalsText(r.counters).size());
+    }
+    for (const RouteStatus &r : s.routes) {
+        out +=
+            QStringLiteral("  %1  %2  %3  %4 (%5)\n")
+                .arg(r.entry.id.leftJustified(width), routeStateText(r).leftJustified(stateWidth),
+                     totalsText(r.counters).leftJustified(totalsWidth), r.upstreamName(),
+                     r.entry.discovery);
     }
     return out;
 }

@@ -12,13 +12,28 @@ namespace slp::monitor {
 // "alert: 1 ambiguous, 1 probe error" / "ok: 4 routes" / "alert: SLP unreachable (...)".
 QString headline(const StatusSnapshot &snapshot);
 
+// "ok", "ambiguous", "backend failing: 3 attempts in a row", "pending, backend failing: ..."
+QString routeStateText(const RouteStatus &route);
+
 // "qwen3-8b → Qwen/Qwen3-8B: ambiguous"
 QString routeLine(const RouteStatus &route);
 
-// The tooltip: headline, then one line per route.
+// "4 routes · 12 req/min · 0 failed": every route's requests per minute and failures (5xx)
+// in the last interval, "—" until two polls were seen.
+QString trafficHeadline(const StatusSnapshot &snapshot);
+
+// "12", "0.5", "—" (not measured yet); and a duration in s/ms, "—" when unknown.
+QString formatPerMinute(const RouteTraffic &traffic);
+QString formatSeconds(std::optional<double> seconds);
+
+// "120 requests, 3 failed": the route's totals since SLP started.
+QString totalsText(const RouteCounters &counters);
+
+// The tooltip: headline, traffic headline, then one line per route.
 QString tooltipText(const StatusSnapshot &snapshot);
 
-// `--once` output: "SLP URL: STATE (headline)" then one aligned line per route.
+// `--once` output: "SLP URL: STATE (headline)" then one aligned line per route with its
+// totals since SLP started.
 QString onceReport(const StatusSnapshot &snapshot);
 int onceExitCode(Health health); // 0 ok, 1 attention, 2 alert
 

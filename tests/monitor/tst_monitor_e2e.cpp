@@ -3,7 +3,9 @@
 // as the notification daemon, all on a private session bus from dbus-run-session. The real
 // slp discovers a mock upstream that switches to serving two models and back; dunst must
 // receive exactly one ambiguity notification and one recovery notification, and none for
-// the healthy state found at start-up.
+// the healthy state found at start-up. Then a second route's backend starts failing SLP's
+// attempts (resets before the head, over several polls): exactly one "failing"
+// notification, and exactly one when it answers again.
 //
 // Receipt is proven by dunst itself: a dunstrc rule whose script= appends each notification
 // from slp-monitor to a file.
@@ -47,7 +49,7 @@ class TestMonitorE2e : public QObject
 
 private slots:
     void initTestCase();
-    void ambiguityAndRecoveryNotifyOnce();
+    void notifiesOncePerTransition();
     void cleanup();
 
 private:
@@ -116,7 +118,7 @@ QString TestMonitorE2e::diagnostics()
              m_dunst.allOutput().right(2000), m_slp.stderrText().right(3000));
 }
 
-void TestMonitorE2e::ambiguityAndRecoveryNotifyOnce()
+void TestMonitorE2e::notifiesOncePerTransition()
 {
     QElapsedTimer total;
     total.start();
@@ -189,7 +191,10 @@ void TestMonitorE2e::ambiguityAndRecoveryNotifyOnce()
                                         "  recheck: 300ms\n"
                                         "backends:\n"
                                         "  - name: qwen3-8b\n"
-                                        "    url: %1\n")
+                                        "    url: %1\n"
+                                        "  - name: flaky\n"
+                                        "    url: %1\n"
+                                        "    model: Qwen/Qwen3-8B\n")
                              .arg(m_mock.url())),
              qPrintable(m_slp.errorString()));
     QVERIFY2(m_slp.waitForLog(QRegularExpression(QStringLiteral("qwen3-8b: backend serves")), 10000)
@@ -238,6 +243,40 @@ void TestMonitorE2e::ambiguityAndRecoveryNotifyOnce()
     QVERIFY2(lines.size() == 2, qPrintable(diagnostics()));
     QCOMPARE(countMatching(lines, QStringLiteral("is ambiguous")), 1);
     QCOMPARE(countMatching(lines, QStringLiteral("SLP: route qwen3-8b recovered")), 1);
+
+    // --- flaky's backend resets SLP's requests, over several polls: one notification.
+    const auto post = [this](const HeaderList &extra) {
+        HeaderList headers{{"Content-Type", "application/json"}};
+        headers << extra;
+        return httpRequest("POST", m_slp.url() + "/v1/chat/completions", R"({"model":"flaky"})",
+                           headers, 10000)
+            .status;
+    };
+    for (int i = 0; i < 3; ++i) {
+        QCOMPARE(post({{"X-Mock-Reset-Before-Head", "1"}}), 502);
+        if (i == 0)
+            QVERIFY2(waitForLines(3, 15000), qPrintable(diagnostics()));
+        pumpEvents(700); // two polls or so with the count climbing
+    }
+    lines = readLines(m_notesPath);
+    QVERIFY2(lines.size() == 3, qPrintable(diagnostics()));
+    QVERIFY2(lines[2].startsWith(QLatin1String("slp-monitor|SLP: backend of flaky failing|")),
+             qPrintable(diagnostics()));
+    QVERIFY2(m_monitor
+                 .waitForLine(QRegularExpression(QStringLiteral(
+                                  "route flaky: backend failing: 1 attempts in a row")),
+                              5000)
+                 .hasMatch(),
+             qPrintable(diagnostics()));
+
+    // --- it answers again: one notification.
+    QCOMPARE(post({}), 200);
+    QVERIFY2(waitForLines(4, 15000), qPrintable(diagnostics()));
+    pumpEvents(1500);
+    lines = readLines(m_notesPath);
+    QVERIFY2(lines.size() == 4, qPrintable(diagnostics()));
+    QCOMPARE(countMatching(lines, QStringLiteral("SLP: backend of flaky failing")), 1);
+    QCOMPARE(countMatching(lines, QStringLiteral("SLP: backend of flaky answers again")), 1);
     QVERIFY2(m_monitor.isRunning(), qPrintable(diagnostics()));
     qInfo("end to end in %lld ms", total.elapsed());
 }

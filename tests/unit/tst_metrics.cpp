@@ -263,6 +263,9 @@ void TestMetrics::slpFamiliesHaveHelpAndType()
         {"slp_upstream_attempt_failures_total", "counter"},
         {"slp_client_connections", "gauge"},
         {"slp_inflight_requests", "gauge"},
+        {"slp_upstream_consecutive_failures", "gauge"},
+        {"slp_overhead_seconds", "histogram"},
+        {"slp_route_inflight_requests", "gauge"},
     };
     for (const auto &[name, type] : expected) {
         QVERIFY2(p.families.contains(name), qPrintable(name));
@@ -272,6 +275,13 @@ void TestMetrics::slpFamiliesHaveHelpAndType()
     QCOMPARE(sample(p, "slp_upstream_latency_seconds_bucket", {{"le", "0.5"}}), 1.0);
     QCOMPARE(sample(p, "slp_upstream_latency_seconds_bucket", {{"le", "0.25"}}), 0.0);
     QCOMPARE(sample(p, "slp_upstream_model_info", {{"upstream_model", "M-1"}}), 1.0);
+
+    // The overhead histogram spans 10 us to 100 ms.
+    r.observe(slp::metric::overhead, {}, 3e-5);
+    const PromParseResult q = roundTrip(r);
+    QCOMPARE(sample(q, "slp_overhead_seconds_bucket", {{"le", "1e-05"}}), 0.0);
+    QCOMPARE(sample(q, "slp_overhead_seconds_bucket", {{"le", "5e-05"}}), 1.0);
+    QCOMPARE(sample(q, "slp_overhead_seconds_bucket", {{"le", "0.1"}}), 1.0);
 }
 
 // `workers: N` has N threads updating the one registry while /metrics renders it: no update

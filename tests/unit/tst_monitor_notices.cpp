@@ -44,7 +44,8 @@ QStringList run(const QStringList &moments)
     for (const QString &m : moments) {
         const StatusUpdate u = model.apply(m == QLatin1String("down") ? refused() : recorded(m));
         for (const Notice &n : noticesFor(u)) {
-            static const char *names[] = {"ambiguous", "recovered", "unreachable", "reachable"};
+            static const char *names[] = {"ambiguous", "recovered", "unreachable",
+                                          "reachable", "failing",   "answering"};
             out << QStringLiteral("%1:%2").arg(QLatin1String(names[int(n.kind)]), n.title);
         }
     }

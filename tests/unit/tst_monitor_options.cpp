@@ -3,7 +3,9 @@
 #include "routetablemodel.h"
 #include "statustext.h"
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -43,6 +45,7 @@ private slots:
     void usageErrors();
     void settingsRoundTrip();
     void settingsBadValuesFallBack();
+    void caFile();
     void onceReport();
     void onceUnreachable();
     void mapping();
@@ -103,6 +106,11 @@ void TestMonitorOptions::usageErrors_data()
     QTest::newRow("interval too small") << QStringList{"--interval", "10ms"} << "minimum";
     QTest::newRow("interval negative") << QStringList{"--interval=-1s"} << "minimum";
     QTest::newRow("value on a switch") << QStringList{"--once=yes"} << "takes no value";
+    QTest::newRow("ca-file missing") << QStringList{"--ca-file"} << "--ca-file needs a PEM file";
+    QTest::newRow("ca-file absent") << QStringList{"--ca-file", "/nonexistent/ca.pem"}
+                                    << "--ca-file: /nonexistent/ca.pem: no such";
+    QTest::newRow("ca-file a directory")
+        << QStringList{"--ca-file", QFINDTESTDATA("data/monitor")} << "no such readable file";
 }
 
 void TestMonitorOptions::usageErrors()
@@ -125,6 +133,7 @@ void TestMonitorOptions::settingsRoundTrip()
         s.url = QUrl(QStringLiteral("http://gpu-box:8081"));
         s.interval = 2500ms;
         s.notifications = false;
+        s.caFile = QStringLiteral("/etc/ssl/private-ca.pem");
         s.save(store);
     }
     QSettings store(path, QSettings::IniFormat);
@@ -133,6 +142,41 @@ void TestMonitorOptions::settingsRoundTrip()
     QCOMPARE(back.url, QUrl(QStringLiteral("http://gpu-box:8081")));
     QCOMPARE(back.interval, 2500ms);
     QCOMPARE(back.notifications, false);
+    QCOMPARE(back.caFile, QStringLiteral("/etc/ssl/private-ca.pem"));
+}
+
+void TestMonitorOptions::caFile()
+{
+    const QString pem = QFINDTESTDATA("data/monitor/private-ca.pem");
+    QVERIFY(!pem.isEmpty());
+    MonitorCommandLine cl = parseMonitorCommandLine({"--once", "--ca-file", pem});
+    QVERIFY2(cl.error.isEmpty(), qPrintable(cl.error));
+    QCOMPARE(cl.action, MonitorCommandLine::Action::Once);
+    QCOMPARE(cl.caFile, std::optional<QString>(QFileInfo(pem).absoluteFilePath()));
+    QVERIFY(!parseMonitorCommandLine({}).caFile);
+    // A relative path is made absolute: the settings dialog may save it later.
+    const QString relative = QDir::current().relativeFilePath(pem);
+    cl = parseMonitorCommandLine({QStringLiteral("--ca-file=") + relative});
+    QVERIFY2(cl.error.isEmpty(), qPrintable(cl.error));
+    QVERIFY(cl.caFile && QFileInfo(*cl.caFile).isAbsolute());
+
+    QString why;
+    const auto certificates = loadCaFile(pem, &why);
+    QVERIFY2(certificates, qPrintable(why));
+    QCOMPARE(certificates->size(), 1);
+    QCOMPARE(certificates->first().subjectInfo(QSslCertificate::CommonName),
+             QStringList{QStringLiteral("SLP monitor test CA")});
+
+    QTemporaryDir dir;
+    const QString junk = dir.filePath(QStringLiteral("junk.pem"));
+    QFile f(junk);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("not a certificate\n");
+    f.close();
+    QVERIFY(!loadCaFile(junk, &why));
+    QVERIFY2(why.contains(QLatin1String("no PEM certificate")), qPrintable(why));
+    QVERIFY(!loadCaFile(dir.filePath(QStringLiteral("absent.pem")), &why));
+    QVERIFY2(why.contains(QLatin1String("no such readable file")), qPrintable(why));
 }
 
 void TestMonitorOptions::settingsBadValuesFallBack()
@@ -153,9 +197,11 @@ void TestMonitorOptions::onceReport()
     const QStringList lines = report.split('\n', Qt::SkipEmptyParts);
     QCOMPARE(lines.size(), 5);
     QCOMPARE(lines[0], QStringLiteral("SLP http://127.0.0.1:8080: alert: 2 ambiguous"));
-    QCOMPARE(lines[1],
-             QStringLiteral("  qwen3-8b         ambiguous    Qwen/Qwen3-8B (discovered)"));
-    QCOMPARE(lines[2], QStringLiteral("  pinned-model     ok           Some-Pinned (pinned)"));
+    // The recording has no traffic yet: the totals since SLP started are zero.
+    QCOMPARE(lines[1], QStringLiteral("  qwen3-8b         ambiguous    0 requests, 0 failed  "
+                                      "Qwen/Qwen3-8B (discovered)"));
+    QCOMPARE(lines[2], QStringLiteral("  pinned-model     ok           0 requests, 0 failed  "
+                                      "Some-Pinned (pinned)"));
     QVERIFY(lines[4].startsWith(QLatin1String("  qwen3-8b-edited  ambiguous")));
     QCOMPARE(onceExitCode(s.health), 2);
     QCOMPARE(onceExitCode(recorded(QStringLiteral("attention")).health), 1);
@@ -189,11 +235,13 @@ void TestMonitorOptions::mapping()
 void TestMonitorOptions::tooltip()
 {
     const QStringList lines = tooltipText(recorded(QStringLiteral("ambiguous"))).split('\n');
-    QCOMPARE(lines.size(), 6);
+    QCOMPARE(lines.size(), 7);
     QCOMPARE(lines[0], QStringLiteral("SLP http://127.0.0.1:8080"));
     QCOMPARE(lines[1], QStringLiteral("alert: 2 ambiguous"));
-    QCOMPARE(lines[2], QStringLiteral("qwen3-8b \u2192 Qwen/Qwen3-8B: ambiguous"));
-    QCOMPARE(lines[4], QStringLiteral("down-backend \u2192 Other/Model-B: ok"));
+    // One poll: no rates yet.
+    QCOMPARE(lines[2], QStringLiteral("4 routes \u00b7 \u2014 req/min \u00b7 \u2014 failed"));
+    QCOMPARE(lines[3], QStringLiteral("qwen3-8b \u2192 Qwen/Qwen3-8B: ambiguous"));
+    QCOMPARE(lines[5], QStringLiteral("down-backend \u2192 Other/Model-B: ok"));
 }
 
 void TestMonitorOptions::tableModel()

@@ -1,11 +1,19 @@
 // The connector against a canned HTTP server in the test: both bodies arrive, errors are
-// named, a hung SLP is cut by the per-poll timeout, and polls never overlap.
+// named, a hung SLP is cut by the per-poll timeout, and polls never overlap. And over TLS
+// with a private CA (made with openssl for the test): refused without --ca-file's
+// certificates, trusted with them.
+#include "monitoroptions.h"
 #include "statuspoller.h"
 
 #include <QFile>
+#include <QProcess>
 #include <QSignalSpy>
+#include <QSslKey>
+#include <QSslSocket>
+#include <QStandardPaths>
 #include <QTcpServer>
 #include <QTcpSocket>
+#include <QTemporaryDir>
 #include <QTimer>
 #include <QtTest>
 
@@ -22,8 +30,32 @@ QByteArray fixture(const QString &name)
     return f.readAll();
 }
 
+// A listener that speaks TLS on every accepted connection (Caddy's part, in miniature).
+class TlsServer : public QTcpServer
+{
+public:
+    QSslCertificate certificate;
+    QSslKey key;
+
+protected:
+    void incomingConnection(qintptr descriptor) override
+    {
+        if (certificate.isNull())
+            return QTcpServer::incomingConnection(descriptor); // plain http
+        auto *socket = new QSslSocket(this); // reparented to the CannedSlp by serve()
+        if (!socket->setSocketDescriptor(descriptor)) {
+            delete socket;
+            return;
+        }
+        socket->setLocalCertificate(certificate);
+        socket->setPrivateKey(key);
+        socket->startServerEncryption();
+        addPendingConnection(socket);
+    }
+};
+
 // Answers GET /v1/models?debug and /metrics with canned bodies after `delayMs`; counts
-// requests and the most that were open at once.
+// requests and the most that were open at once. With a certificate it serves https.
 class CannedSlp : public QObject
 {
 public:
@@ -37,8 +69,12 @@ public:
     int maxOpen = 0;
     QStringList paths;
 
-    CannedSlp()
+    CannedSlp() : CannedSlp(QSslCertificate(), QSslKey()) {}
+    CannedSlp(const QSslCertificate &certificate, const QSslKey &key)
     {
+        m_tls = !certificate.isNull();
+        m_server.certificate = certificate;
+        m_server.key = key;
         connect(&m_server, &QTcpServer::newConnection, this, [this] {
             while (QTcpSocket *s = m_server.nextPendingConnection())
                 serve(s);
@@ -47,7 +83,9 @@ public:
     }
     QUrl url() const
     {
-        return QUrl(QStringLiteral("http://127.0.0.1:%1").arg(m_server.serverPort()));
+        return QUrl(QStringLiteral("%1://127.0.0.1:%2")
+                        .arg(m_tls ? "https" : "http")
+                        .arg(m_server.serverPort()));
     }
 
 private:
@@ -80,8 +118,39 @@ private:
         });
     }
 
-    QTcpServer m_server;
+    TlsServer m_server; // plain TCP unless given a certificate
+    bool m_tls = false;
 };
+
+// openssl: a CA, and a server certificate for 127.0.0.1 signed by it. Empty on failure.
+QString makePrivateCa(const QString &dir)
+{
+    const QString openssl = QStandardPaths::findExecutable(QStringLiteral("openssl"));
+    if (openssl.isEmpty())
+        return QStringLiteral("openssl not found");
+    QFile ext(dir + QStringLiteral("/server.ext"));
+    if (!ext.open(QIODevice::WriteOnly))
+        return QStringLiteral("cannot write server.ext");
+    ext.write("subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n");
+    ext.close();
+    const QList<QStringList> steps{
+        {"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=SLP test CA"},
+        {"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+         "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"},
+        {"x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+         "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "server.ext"},
+    };
+    for (const QStringList &args : steps) {
+        QProcess p;
+        p.setWorkingDirectory(dir);
+        p.start(openssl, args);
+        if (!p.waitForFinished(20000) || p.exitCode() != 0)
+            return QStringLiteral("openssl %1: %2")
+                .arg(args.first(), QString::fromLocal8Bit(p.readAllStandardError()));
+    }
+    return {};
+}
 
 } // namespace
 
@@ -97,6 +166,7 @@ private slots:
     void hungSlpTimesOut();
     void neverOverlaps();
     void defaultTimeout();
+    void privateCaTrustedOnlyWhenGiven();
 };
 
 void TestMonitorPoller::pollsBoth()
@@ -200,6 +270,49 @@ void TestMonitorPoller::defaultTimeout()
     QCOMPARE(StatusPoller::defaultTimeout(10s), 5000ms);
     QCOMPARE(StatusPoller::defaultTimeout(3s), 3000ms);
     QCOMPARE(StatusPoller::defaultTimeout(200ms), 1000ms);
+}
+
+void TestMonitorPoller::privateCaTrustedOnlyWhenGiven()
+{
+    if (!QSslSocket::supportsSsl())
+        QSKIP("Qt has no TLS backend here");
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString made = makePrivateCa(dir.path());
+    QVERIFY2(made.isEmpty(), qPrintable(made));
+    const auto certificates = QSslCertificate::fromPath(dir.filePath(QStringLiteral("server.pem")));
+    QCOMPARE(certificates.size(), 1);
+    QFile keyFile(dir.filePath(QStringLiteral("server.key")));
+    QVERIFY(keyFile.open(QIODevice::ReadOnly));
+    const QSslKey key(&keyFile, QSsl::Ec);
+    QVERIFY(!key.isNull());
+    CannedSlp slp(certificates.first(), key);
+
+    // Without the CA: the system does not know it, the handshake fails (SLP "unreachable").
+    StatusPoller plain;
+    plain.setBaseUrl(slp.url());
+    QSignalSpy refused(&plain, &StatusPoller::pollFinished);
+    plain.pollNow();
+    QVERIFY(refused.wait(10000));
+    const auto bad = refused.first().first().value<PollResult>();
+    QVERIFY2(!bad.catalogError.isEmpty(), "an unknown CA was trusted");
+    QCOMPARE(slp.requests, 0);
+
+    // With --ca-file's certificates: both requests go through.
+    QString why;
+    const auto ca = loadCaFile(dir.filePath(QStringLiteral("ca.pem")), &why);
+    QVERIFY2(ca, qPrintable(why));
+    StatusPoller trusting;
+    trusting.setBaseUrl(slp.url());
+    trusting.setCaCertificates(*ca);
+    QSignalSpy done(&trusting, &StatusPoller::pollFinished);
+    trusting.pollNow();
+    QVERIFY(done.wait(10000));
+    const auto r = done.first().first().value<PollResult>();
+    QVERIFY2(r.catalogError.isEmpty(), qPrintable(r.catalogError));
+    QVERIFY2(r.metricsError.isEmpty(), qPrintable(r.metricsError));
+    QCOMPARE(r.catalogBody, slp.catalog);
+    QCOMPARE(readSnapshot(r).health, Health::Ok);
 }
 
 QTEST_GUILESS_MAIN(TestMonitorPoller)
