@@ -87,6 +87,18 @@ ConfigResult compileConfig(const QByteArray &yaml, const QString &fileName);
 // Reads the file, then compileConfig. A missing or unreadable file is one ConfigError.
 ConfigResult loadConfigFile(const QString &path);
 
+// One key the config accepts, as declared in the compiler's key tables (for docs and tests).
+struct ConfigKey
+{
+    QString section;     // "" (top level), "discovery", "backends" or "editions"
+    QString name;        // e.g. "timeout"
+    QString defaultText; // as documented, e.g. "60s"; empty when required or a section
+    bool required = false;
+};
+
+// Every key, section by section, in the order of the "known keys" hints.
+QList<ConfigKey> configKeys();
+
 // The start-up dump line for route `index` (CONTRACT "Startup logs"), names padded to `width`:
 // "NAME -> URL as \"MODEL\"", "NAME -> URL (discovering)", "(passthrough)", "(follows BACKEND)".
 QString routeDumpLine(const Config &config, int index, int width);
