@@ -53,6 +53,8 @@ const Key<BackendEntry> kBackendKeys[] = {
     {"model", nullptr, readPin},
     {"retry", "false", routeBoolKey<&Route::retry, BackendEntry>},
     {"aggregate", "false", routeBoolKey<&Route::aggregate, BackendEntry>},
+    {"stream_idle_timeout", "0s", routeZeroOrMoreKey<&Route::streamIdleTimeout, BackendEntry>},
+    {"sse_keepalive", "0s", routeZeroOrMoreKey<&Route::sseKeepalive, BackendEntry>},
 };
 
 } // namespace

@@ -125,10 +125,10 @@ ConfigResult loadConfigFile(const QString &path)
     return compileConfig(file.readAll(), path);
 }
 
-QString routeDumpLine(const Config &config, int index, int width)
+namespace {
+
+QString routeDumpName(const Config &config, const Route &r, QString line)
 {
-    const Route &r = config.routes.at(index);
-    QString line = r.id.leftJustified(width) + QStringLiteral(" -> ") + r.origin;
     switch (r.nameSource) {
     case NameSource::Pinned:
         return line + QStringLiteral(" as ") + configc::goQuote(r.pinnedModel);
@@ -142,6 +142,21 @@ QString routeDumpLine(const Config &config, int index, int width)
                           .arg(valid ? config.routes.at(r.followsRoute).id : r.backendName);
     }
     }
+    return line;
+}
+
+} // namespace
+
+QString routeDumpLine(const Config &config, int index, int width)
+{
+    const Route &r = config.routes.at(index);
+    QString line =
+        routeDumpName(config, r, r.id.leftJustified(width) + QStringLiteral(" -> ") + r.origin);
+    // Only when set, so a route without them reads as it always did.
+    if (r.streamIdleTimeout.count() > 0)
+        line += QStringLiteral(" stream_idle_timeout=") + formatGoDuration(r.streamIdleTimeout);
+    if (r.sseKeepalive.count() > 0)
+        line += QStringLiteral(" sse_keepalive=") + formatGoDuration(r.sseKeepalive);
     return line;
 }
 

@@ -33,6 +33,10 @@ struct Route
     QString timeoutText; // as written in the config ("60s" when defaulted), for 502s and logs
     bool retry = false;
     bool aggregate = false;
+    // After the response head: no body byte for this long ends the response as broken.
+    Nanoseconds streamIdleTimeout{0}; // 0 = off
+    // A silent text/event-stream gets ": keep-alive\n\n" this often, at event boundaries.
+    Nanoseconds sseKeepalive{0}; // 0 = off
     NameSource nameSource = NameSource::Discover;
     QString pinnedModel;   // NameSource::Pinned
     int followsRoute = -1; // NameSource::FollowsBackend: index of the backend route
@@ -100,7 +104,8 @@ struct ConfigKey
 QList<ConfigKey> configKeys();
 
 // The start-up dump line for route `index` (CONTRACT "Startup logs"), names padded to `width`:
-// "NAME -> URL as \"MODEL\"", "NAME -> URL (discovering)", "(passthrough)", "(follows BACKEND)".
+// "NAME -> URL as \"MODEL\"", "NAME -> URL (discovering)", "(passthrough)", "(follows BACKEND)",
+// then " stream_idle_timeout=1s" and " sse_keepalive=400ms" for the keys a route sets.
 QString routeDumpLine(const Config &config, int index, int width);
 
 } // namespace slp

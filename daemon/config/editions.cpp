@@ -147,6 +147,9 @@ const Key<Edition> kEditionKeys[] = {
     {"timeout", "60s", routeTimeoutKey<Edition>},
     {"retry", "false", readRetry},
     {"aggregate", "false", routeBoolKey<&Route::aggregate, Edition>},
+    // Like aggregate, never inherited from the backend: an edition's upstream is another server.
+    {"stream_idle_timeout", "0s", routeZeroOrMoreKey<&Route::streamIdleTimeout, Edition>},
+    {"sse_keepalive", "0s", routeZeroOrMoreKey<&Route::sseKeepalive, Edition>},
     {"apply_to", nullptr, readApplyTo},
 };
 

@@ -118,6 +118,14 @@ void routeBoolKey(YamlReader &in, const Field &f, const QString &path, Entry &ou
         out.route.*M = *v;
 }
 
+// A per-route duration where 0s means off.
+template<auto M, class Entry>
+void routeZeroOrMoreKey(YamlReader &in, const Field &f, const QString &path, Entry &out)
+{
+    if (const auto v = in.readDuration(f, path, true))
+        out.route.*M = *v;
+}
+
 template<class Entry>
 void routeTimeoutKey(YamlReader &in, const Field &f, const QString &path, Entry &out)
 {
