@@ -64,7 +64,9 @@ struct Config
     Nanoseconds idleTimeout = std::chrono::seconds(120);
     int maxConnections = 10000;
     Nanoseconds shutdownGrace = std::chrono::seconds(10);
-    QString upstreamTransport = QStringLiteral("qnam"); // qnam | socket
+    // socket | qnam. Not qnam by default: QNAM 6.4 can hand one client's answer to another
+    // (docs/DECISIONS.md, "Upstream transports").
+    QString upstreamTransport = QStringLiteral("socket");
     int maxUpstreamConnections = 1024; // per backend origin; beyond this requests wait
     int workers = 1;                   // event-loop threads sharing the listen port (SO_REUSEPORT)
     DiscoverySettings discovery;

@@ -75,7 +75,7 @@ const Key<Config> kTopKeys[] = {
     {"max_connections", "10000", readMaxConnections},
     // 0 is meaningful: cut in-flight requests at once.
     {"shutdown_grace", "10s", zeroOrMoreKey<&Config::shutdownGrace>},
-    {"upstream_transport", "qnam", readTransport},
+    {"upstream_transport", "socket", readTransport},
     {"max_upstream_connections", "1024", readMaxUpstreamConnections},
     {"workers", "1", readWorkers},
     // Sections, read on their own (Compiler::run).

@@ -182,7 +182,7 @@ void TestConfigCompile::defaults()
     QCOMPARE(c.idleTimeout, 120s);
     QCOMPARE(c.maxConnections, 10000);
     QCOMPARE(c.shutdownGrace, 10s);
-    QCOMPARE(c.upstreamTransport, QStringLiteral("qnam"));
+    QCOMPARE(c.upstreamTransport, QStringLiteral("socket"));
     QCOMPARE(c.maxUpstreamConnections, 1024);
     QCOMPARE(c.workers, 1);
     QCOMPARE(c.discovery.backoffInitial, 1s);
@@ -213,7 +213,7 @@ header_timeout: 1.5s
 idle_timeout: 90s
 max_connections: 5
 shutdown_grace: 0s
-upstream_transport: socket
+upstream_transport: qnam
 max_upstream_connections: 6
 workers: 2
 discovery:
@@ -233,7 +233,7 @@ backends:
     QCOMPARE(slp::formatGoDuration(c.idleTimeout), QStringLiteral("1m30s"));
     QCOMPARE(c.maxConnections, 5);
     QCOMPARE(c.shutdownGrace, 0s);
-    QCOMPARE(c.upstreamTransport, QStringLiteral("socket"));
+    QCOMPARE(c.upstreamTransport, QStringLiteral("qnam"));
     QCOMPARE(c.maxUpstreamConnections, 6);
     QCOMPARE(c.workers, 2);
     QCOMPARE(slp::formatGoDuration(c.discovery.backoffInitial), QStringLiteral("300ms"));
