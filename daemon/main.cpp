@@ -118,6 +118,7 @@ int main(int argc, char *argv[])
         for (qsizetype i = 0; i < config.routes.size(); ++i) {
             std::printf("%s\n", qPrintable(routeDumpLine(config, int(i), width)));
         }
+        std::printf("upstream_transport: %s\n", qPrintable(config.upstreamTransport));
         std::printf("config ok: %lld routes\n", static_cast<long long>(config.routes.size()));
         return 0;
     }

@@ -140,6 +140,8 @@ QByteArray catalogToJson(const Catalog &catalog, bool debug)
             appendMember(out, "timeout", e.timeout);
             appendMember(out, "retry", e.retry);
             appendMember(out, "aggregate", e.aggregate);
+            appendMember(out, "stream_idle_timeout", e.streamIdleTimeout);
+            appendMember(out, "sse_keepalive", e.sseKeepalive);
         }
         out += '}';
     }
@@ -202,7 +204,9 @@ std::optional<Catalog> catalogFromJson(const QByteArray &json, QString *error)
             !readString(o, "last_probe_at", &lastProbeAt, error, i) ||
             !readString(o, "timeout", &e.timeout, error, i) ||
             !readBool(o, "retry", &e.retry, error, i) ||
-            !readBool(o, "aggregate", &e.aggregate, error, i))
+            !readBool(o, "aggregate", &e.aggregate, error, i) ||
+            !readString(o, "stream_idle_timeout", &e.streamIdleTimeout, error, i) ||
+            !readString(o, "sse_keepalive", &e.sseKeepalive, error, i))
             return std::nullopt;
         if (!lastProbeAt.isEmpty()) {
             e.lastProbeAt = QDateTime::fromString(lastProbeAt, Qt::ISODate);

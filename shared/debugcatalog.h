@@ -22,6 +22,8 @@ struct CatalogEntry
     QString timeout;       // Go duration string, e.g. "2m0s"
     bool retry = false;
     bool aggregate = false;
+    QString streamIdleTimeout = QStringLiteral("0s"); // Go duration string; "0s" = off
+    QString sseKeepalive = QStringLiteral("0s");      // Go duration string; "0s" = off
 };
 
 struct Catalog

@@ -33,6 +33,10 @@ struct Route
     QString timeoutText; // as written in the config ("60s" when defaulted), for 502s and logs
     bool retry = false;
     bool aggregate = false;
+    // After the response head: no body byte for this long ends the response as broken.
+    Nanoseconds streamIdleTimeout{0}; // 0 = off
+    // A silent text/event-stream gets ": keep-alive\n\n" this often, at event boundaries.
+    Nanoseconds sseKeepalive{0}; // 0 = off
     NameSource nameSource = NameSource::Discover;
     QString pinnedModel;   // NameSource::Pinned
     int followsRoute = -1; // NameSource::FollowsBackend: index of the backend route
@@ -60,7 +64,9 @@ struct Config
     Nanoseconds idleTimeout = std::chrono::seconds(120);
     int maxConnections = 10000;
     Nanoseconds shutdownGrace = std::chrono::seconds(10);
-    QString upstreamTransport = QStringLiteral("qnam"); // qnam | socket
+    // socket | qnam. Not qnam by default: QNAM 6.4 can hand one client's answer to another
+    // (docs/DECISIONS.md, "Upstream transports").
+    QString upstreamTransport = QStringLiteral("socket");
     int maxUpstreamConnections = 1024; // per backend origin; beyond this requests wait
     int workers = 1;                   // event-loop threads sharing the listen port (SO_REUSEPORT)
     DiscoverySettings discovery;
@@ -87,8 +93,21 @@ ConfigResult compileConfig(const QByteArray &yaml, const QString &fileName);
 // Reads the file, then compileConfig. A missing or unreadable file is one ConfigError.
 ConfigResult loadConfigFile(const QString &path);
 
+// One key the config accepts, as declared in the compiler's key tables (for docs and tests).
+struct ConfigKey
+{
+    QString section;     // "" (top level), "discovery", "backends" or "editions"
+    QString name;        // e.g. "timeout"
+    QString defaultText; // as documented, e.g. "60s"; empty when required or a section
+    bool required = false;
+};
+
+// Every key, section by section, in the order of the "known keys" hints.
+QList<ConfigKey> configKeys();
+
 // The start-up dump line for route `index` (README "Running it"), names padded to `width`:
-// "NAME -> URL as \"MODEL\"", "NAME -> URL (discovering)", "(passthrough)", "(follows BACKEND)".
+// "NAME -> URL as \"MODEL\"", "NAME -> URL (discovering)", "(passthrough)", "(follows BACKEND)",
+// then " stream_idle_timeout=1s" and " sse_keepalive=400ms" for the keys a route sets.
 QString routeDumpLine(const Config &config, int index, int width);
 
 } // namespace slp

@@ -75,6 +75,8 @@ CatalogEntry RouteTable::catalogEntry(qsizetype index) const
     entry.timeout = formatGoDuration(r.timeout);
     entry.retry = r.retry;
     entry.aggregate = r.aggregate;
+    entry.streamIdleTimeout = formatGoDuration(r.streamIdleTimeout);
+    entry.sseKeepalive = formatGoDuration(r.sseKeepalive);
     return entry;
 }
 

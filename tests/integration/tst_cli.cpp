@@ -238,6 +238,9 @@ void TestCli::checkDesignNote()
             routes << line;
     }
     QCOMPARE(routes.size(), 6);
+    // The transport in use, socket unless the config says otherwise.
+    QVERIFY2(nonEmptyLines(r.stdOut).contains(QStringLiteral("upstream_transport: socket")),
+             r.stdOut.constData());
     for (qsizetype i = 0; i < expected.size(); ++i) {
         // Padding before "->" is allowed: compare with runs of spaces collapsed.
         QCOMPARE(routes[i].simplified(), expected[i].simplified());
@@ -253,6 +256,7 @@ void TestCli::checkContactsNothing()
     const quint16 port = held.port();
     const QString file = writeFile(m_dir, "check-mock.yaml",
                                    QStringLiteral("listen: \"127.0.0.1:%1\"\n"
+                                                  "upstream_transport: qnam\n"
                                                   "backends:\n"
                                                   "  - name: alpha\n"
                                                   "    url: %2\n"
@@ -270,6 +274,7 @@ void TestCli::checkContactsNothing()
     QCOMPARE(lines[0].simplified(), QStringLiteral("alpha -> %1 (discovering)").arg(mock.url()));
     QCOMPARE(lines[1].simplified(),
              QStringLiteral("alpha-ed -> %1 (follows alpha)").arg(mock.url()));
+    QVERIFY2(lines.contains(QStringLiteral("upstream_transport: qnam")), r.stdOut.constData());
     pumpEvents(300);
     QCOMPARE(mock.requests().size(), 0); // not even a discovery probe
     QVERIFY(!canConnect(port));

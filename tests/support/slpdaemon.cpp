@@ -69,13 +69,13 @@ bool SlpDaemon::writeConfig(const QString &configYaml)
 QString SlpDaemon::transport()
 {
     const QString chosen = qEnvironmentVariable("SLP_TEST_TRANSPORT");
-    return chosen.isEmpty() ? QStringLiteral("qnam") : chosen;
+    return chosen.isEmpty() ? QStringLiteral("socket") : chosen; // slp's default
 }
 
 QString SlpDaemon::withTestTransport(const QString &configYaml)
 {
-    // ctest runs the core's suites once per transport (tests/CMakeLists.txt); a config that
-    // names its transport keeps it.
+    // ctest runs the core's suites on the default transport and again with
+    // SLP_TEST_TRANSPORT=qnam (tests/CMakeLists.txt); a config that names its transport keeps it.
     static const QRegularExpression named(QStringLiteral("^upstream_transport\\s*:"),
                                           QRegularExpression::MultilineOption);
     static const QRegularExpression namedWorkers(QStringLiteral("^workers\\s*:"),

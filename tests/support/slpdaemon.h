@@ -16,7 +16,8 @@ class SlpDaemon
 {
 public:
     static QString binary();
-    // The upstream transport the suite runs against: $SLP_TEST_TRANSPORT, default "qnam".
+    // The upstream transport the suite runs against: $SLP_TEST_TRANSPORT, else slp's default,
+    // "socket".
     // Configs written through this class get `upstream_transport:` set to it unless they
     // name one themselves; likewise `workers:` from $SLP_TEST_WORKERS.
     static QString transport();

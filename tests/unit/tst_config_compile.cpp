@@ -21,15 +21,6 @@ private slots:
     void backendFields();
     void originNormalisation_data();
     void originNormalisation();
-    void routeOrder();
-    void editionModelPassthrough();
-    void editionModelPinnedLiteral();
-    void editionModelPinnedViaBackend();
-    void editionModelFollowsBackend();
-    void editionTemplateSpacing();
-    void editionUrlUsesOrigin();
-    void editionAggregateNotInherited();
-    void editionRetryFalseAllowed();
     void nullSectionsAreAbsent();
     void routeDumpLines();
     void errorToString();
@@ -182,7 +173,7 @@ void TestConfigCompile::defaults()
     QCOMPARE(c.idleTimeout, 120s);
     QCOMPARE(c.maxConnections, 10000);
     QCOMPARE(c.shutdownGrace, 10s);
-    QCOMPARE(c.upstreamTransport, QStringLiteral("qnam"));
+    QCOMPARE(c.upstreamTransport, QStringLiteral("socket"));
     QCOMPARE(c.maxUpstreamConnections, 1024);
     QCOMPARE(c.workers, 1);
     QCOMPARE(c.discovery.backoffInitial, 1s);
@@ -213,7 +204,7 @@ header_timeout: 1.5s
 idle_timeout: 90s
 max_connections: 5
 shutdown_grace: 0s
-upstream_transport: socket
+upstream_transport: qnam
 max_upstream_connections: 6
 workers: 2
 discovery:
@@ -233,7 +224,7 @@ backends:
     QCOMPARE(slp::formatGoDuration(c.idleTimeout), QStringLiteral("1m30s"));
     QCOMPARE(c.maxConnections, 5);
     QCOMPARE(c.shutdownGrace, 0s);
-    QCOMPARE(c.upstreamTransport, QStringLiteral("socket"));
+    QCOMPARE(c.upstreamTransport, QStringLiteral("qnam"));
     QCOMPARE(c.maxUpstreamConnections, 6);
     QCOMPARE(c.workers, 2);
     QCOMPARE(slp::formatGoDuration(c.discovery.backoffInitial), QStringLiteral("300ms"));
@@ -302,149 +293,6 @@ void TestConfigCompile::originNormalisation()
     QCOMPARE(c.routes.size(), 1);
     QCOMPARE(c.routes[0].origin, origin);
     QCOMPARE(c.routes[0].url, QUrl(origin));
-}
-
-void TestConfigCompile::routeOrder()
-{
-    // Editions in config order; each edition's routes in backend order, whatever apply_to says.
-    const Config c = compileOk(R"(
-backends:
-  - {name: a, url: "http://a"}
-  - {name: b, url: "http://b"}
-  - {name: c, url: "http://c"}
-editions:
-  - suffix: -x
-    url: http://x-{{.Name}}
-    apply_to: [c, a]
-  - suffix: -y
-    url: http://y
-  - suffix: -z
-    url: http://z
-    apply_to: [b]
-)");
-    QCOMPARE(ids(c), QStringList({"a", "b", "c", "a-x", "c-x", "a-y", "b-y", "c-y", "b-z"}));
-    QCOMPARE(c.routes[4].origin, QStringLiteral("http://x-c"));
-    QCOMPARE(c.routes[4].backendName, QStringLiteral("c"));
-    QCOMPARE(c.routes[5].origin, QStringLiteral("http://y"));
-}
-
-void TestConfigCompile::editionModelPassthrough()
-{
-    const Config c = compileOk(R"(
-backends:
-  - {name: a, url: "http://a", model: Pinned-A}
-editions:
-  - {suffix: -e, url: "http://e"}
-)");
-    QCOMPARE(c.routes[1].nameSource, NameSource::Passthrough);
-    QVERIFY(c.routes[1].pinnedModel.isEmpty());
-    QCOMPARE(c.routes[1].timeoutText, QStringLiteral("60s"));
-    QCOMPARE(c.routes[1].timeout, 60s);
-}
-
-void TestConfigCompile::editionModelPinnedLiteral()
-{
-    const Config c = compileOk(R"(
-backends:
-  - {name: a, url: "http://a:1"}
-editions:
-  - suffix: -e
-    url: http://e
-    model: "{{.Name}}@{{.URL}}-json"
-)");
-    QCOMPARE(c.routes[1].nameSource, NameSource::Pinned);
-    QCOMPARE(c.routes[1].pinnedModel, QStringLiteral("a@http://a:1-json"));
-    QCOMPARE(c.routes[1].followsRoute, -1);
-}
-
-void TestConfigCompile::editionModelPinnedViaBackend()
-{
-    const Config c = compileOk(R"(
-backends:
-  - {name: a, url: "http://a", model: Llama-3.3-70B}
-editions:
-  - suffix: -e
-    url: http://e
-    model: "{{.Model}}"
-)");
-    QCOMPARE(c.routes[1].nameSource, NameSource::Pinned);
-    QCOMPARE(c.routes[1].pinnedModel, QStringLiteral("Llama-3.3-70B"));
-}
-
-void TestConfigCompile::editionModelFollowsBackend()
-{
-    const Config c = compileOk(R"(
-backends:
-  - {name: p, url: "http://p", model: P-Model}
-  - {name: d, url: "http://d"}
-editions:
-  - suffix: -e
-    url: http://e-{{.Name}}
-    model: "wrap/{{.Model}}"
-)");
-    QCOMPARE(ids(c), QStringList({"p", "d", "p-e", "d-e"}));
-    QCOMPARE(c.routes[2].nameSource, NameSource::Pinned);
-    QCOMPARE(c.routes[2].pinnedModel, QStringLiteral("wrap/P-Model"));
-    const slp::Route &r = c.routes[3];
-    QCOMPARE(r.nameSource, NameSource::FollowsBackend);
-    QCOMPARE(r.followsRoute, 1);
-    QVERIFY(r.modelTemplate.has_value());
-    QVERIFY(r.modelTemplate->uses(QStringLiteral("Model")));
-    QCOMPARE(r.modelTemplate->render({{QStringLiteral("Model"), QStringLiteral("Found")}}),
-             QStringLiteral("wrap/Found"));
-}
-
-void TestConfigCompile::editionTemplateSpacing()
-{
-    const Config c = compileOk(R"(
-backends:
-  - {name: a, url: "http://a"}
-editions:
-  - suffix: -e
-    url: "http://{{ .Name }}{{.Name}}.lan:1"
-)");
-    QCOMPARE(c.routes[1].origin, QStringLiteral("http://aa.lan:1"));
-}
-
-void TestConfigCompile::editionUrlUsesOrigin()
-{
-    // .URL is the backend's origin string, normalised (no trailing slash).
-    const Config c = compileOk(R"(
-backends:
-  - {name: a, url: "HTTP://Gllm:8000/"}
-editions:
-  - suffix: -same
-    url: "{{.URL}}"
-)");
-    QCOMPARE(c.routes[1].origin, QStringLiteral("http://gllm:8000"));
-}
-
-void TestConfigCompile::editionAggregateNotInherited()
-{
-    const Config c = compileOk(R"(
-backends:
-  - {name: a, url: "http://a", aggregate: true, retry: true, timeout: 5s}
-  - {name: b, url: "http://b"}
-editions:
-  - {suffix: -e, url: "http://e", timeout: 300s}
-  - {suffix: -f, url: "http://f", aggregate: true}
-)");
-    QCOMPARE(ids(c), QStringList({"a", "b", "a-e", "b-e", "a-f", "b-f"}));
-    QVERIFY(c.routes[0].aggregate);
-    QVERIFY(!c.routes[2].aggregate);
-    QVERIFY(!c.routes[2].retry);
-    QCOMPARE(c.routes[2].timeoutText, QStringLiteral("300s"));
-    QVERIFY(c.routes[4].aggregate);
-    QVERIFY(c.routes[5].aggregate);
-}
-
-void TestConfigCompile::editionRetryFalseAllowed()
-{
-    const Config c = compileOk(R"(
-backends: [{name: a, url: "http://a"}]
-editions: [{suffix: -e, url: "http://e", retry: false}]
-)");
-    QCOMPARE(c.routes.size(), 2);
 }
 
 void TestConfigCompile::nullSectionsAreAbsent()

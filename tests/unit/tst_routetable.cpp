@@ -77,6 +77,7 @@ private slots:
     void catalogPendingRoutes();
     void catalogAfterDiscovery();
     void catalogTimeoutsAndFlags();
+    void catalogStreamKeys();
     void catalogNeverCarriesOrigins();
 };
 
@@ -271,6 +272,28 @@ void TestRouteTable::catalogTimeoutsAndFlags()
     QVERIFY(c.entries.at(2).aggregate);
     QVERIFY(!c.entries.at(4).retry);     // an edition never inherits retry
     QVERIFY(!c.entries.at(3).aggregate); // nor aggregate
+}
+
+void TestRouteTable::catalogStreamKeys()
+{
+    // Go duration strings, "0s" when off; an edition has its own, never its backend's.
+    const RouteTable t(compile(R"(
+backends:
+  - {name: a, url: "http://a", stream_idle_timeout: 90s, sse_keepalive: 400ms}
+editions:
+  - {suffix: -e, url: "http://e"}
+  - {suffix: -f, url: "http://f", sse_keepalive: 15s}
+)"));
+    const Catalog c = t.catalog(0);
+    QCOMPARE(c.entries.at(0).streamIdleTimeout, QStringLiteral("1m30s"));
+    QCOMPARE(c.entries.at(0).sseKeepalive, QStringLiteral("400ms"));
+    QCOMPARE(c.entries.at(1).streamIdleTimeout, QStringLiteral("0s"));
+    QCOMPARE(c.entries.at(1).sseKeepalive, QStringLiteral("0s"));
+    QCOMPARE(c.entries.at(2).streamIdleTimeout, QStringLiteral("0s"));
+    QCOMPARE(c.entries.at(2).sseKeepalive, QStringLiteral("15s"));
+    const QByteArray json = slp::catalogToJson(c, true);
+    QVERIFY(json.contains(R"("stream_idle_timeout":"1m30s","sse_keepalive":"400ms"})"));
+    QVERIFY(json.contains(R"("stream_idle_timeout":"0s","sse_keepalive":"0s"})"));
 }
 
 void TestRouteTable::catalogNeverCarriesOrigins()

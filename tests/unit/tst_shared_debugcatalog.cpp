@@ -28,6 +28,8 @@ Catalog sampleCatalog()
     discovered.lastProbeAt = QDateTime(QDate(2024, 6, 1), QTime(12, 34, 56), Qt::UTC);
     discovered.timeout = u"2m0s"_qs;
     discovered.aggregate = true;
+    discovered.streamIdleTimeout = u"1s"_qs;
+    discovered.sseKeepalive = u"400ms"_qs;
     CatalogEntry pending;
     pending.id = u"qwen-edited"_qs;
     pending.discovery = u"pending"_qs;
@@ -48,6 +50,8 @@ void compareEntries(const CatalogEntry &a, const CatalogEntry &b)
     QCOMPARE(a.timeout, b.timeout);
     QCOMPARE(a.retry, b.retry);
     QCOMPARE(a.aggregate, b.aggregate);
+    QCOMPARE(a.streamIdleTimeout, b.streamIdleTimeout);
+    QCOMPARE(a.sseKeepalive, b.sseKeepalive);
 }
 
 QStringList keysInOrder(const QByteArray &entryJson)
@@ -114,10 +118,14 @@ void TestDebugCatalog::debugForm()
     QCOMPARE(pinned.value("timeout").toString(), u"1m0s"_qs);
     QCOMPARE(pinned.value("retry").toBool(), true);
     QCOMPARE(pinned.value("aggregate").toBool(), false);
+    QCOMPARE(pinned.value("stream_idle_timeout").toString(), u"0s"_qs); // off
+    QCOMPARE(pinned.value("sse_keepalive").toString(), u"0s"_qs);
     const QJsonObject discovered = data.at(1).toObject();
     QCOMPARE(discovered.value("last_probe").toString(), u"ok"_qs);
     QCOMPARE(discovered.value("last_probe_at").toString(), u"2024-06-01T12:34:56Z"_qs);
     QCOMPARE(discovered.value("aggregate").toBool(), true);
+    QCOMPARE(discovered.value("stream_idle_timeout").toString(), u"1s"_qs);
+    QCOMPARE(discovered.value("sse_keepalive").toString(), u"400ms"_qs);
     QVERIFY(!json.contains("http"));
     QVERIFY(!json.contains("url"));
 }
@@ -131,12 +139,14 @@ void TestDebugCatalog::keyOrder()
     QCOMPARE(keysInOrder(lines[2]),
              QStringList({u"id"_qs, u"object"_qs, u"created"_qs, u"owned_by"_qs,
                           u"upstream_model"_qs, u"discovery"_qs, u"last_probe"_qs,
-                          u"last_probe_at"_qs, u"timeout"_qs, u"retry"_qs, u"aggregate"_qs}));
+                          u"last_probe_at"_qs, u"timeout"_qs, u"retry"_qs, u"aggregate"_qs,
+                          u"stream_idle_timeout"_qs, u"sse_keepalive"_qs}));
     QCOMPARE(lines[2], QByteArray(R"({"id":"qwen","object":"model","created":1717200000,)"
                                   R"("owned_by":"slp","upstream_model":"Qwen/Qwen3-32B",)"
                                   R"("discovery":"discovered","last_probe":"ok",)"
                                   R"("last_probe_at":"2024-06-01T12:34:56Z","timeout":"2m0s",)"
-                                  R"("retry":false,"aggregate":true},)"));
+                                  R"("retry":false,"aggregate":true,)"
+                                  R"("stream_idle_timeout":"1s","sse_keepalive":"400ms"},)"));
     const QByteArray plain = catalogToJson(sampleCatalog(), false);
     QCOMPARE(plain.split('\n').at(1),
              QByteArray(R"({"id":"mistral-small-4","object":"model","created":1717200000,)"
@@ -157,7 +167,8 @@ void TestDebugCatalog::omission()
     QCOMPARE(pending.value("last_probe_at").toString(), u"2024-06-01T12:00:00Z"_qs);
     // The always-present debug fields
     for (const QJsonValue &v : data) {
-        for (const char *k : {"discovery", "timeout", "retry", "aggregate"})
+        for (const char *k :
+             {"discovery", "timeout", "retry", "aggregate", "stream_idle_timeout", "sse_keepalive"})
             QVERIFY2(v.toObject().contains(k), k);
     }
     // A local-time QDateTime is written in UTC, seconds only.
