@@ -111,12 +111,8 @@ int main(int argc, char *argv[])
     Config config = std::get<Config>(std::move(result));
 
     if (cl.action == CommandLine::Action::Check) {
-        int width = 0;
-        for (const Route &r : config.routes) {
-            width = std::max(width, int(r.id.size()));
-        }
-        for (qsizetype i = 0; i < config.routes.size(); ++i) {
-            std::printf("%s\n", qPrintable(routeDumpLine(config, int(i), width)));
+        for (const QString &line : routeDump(config)) {
+            std::printf("%s\n", qPrintable(line));
         }
         std::printf("upstream_transport: %s\n", qPrintable(config.upstreamTransport));
         std::printf("config ok: %lld routes\n", static_cast<long long>(config.routes.size()));

@@ -72,6 +72,7 @@ WorkerSettings Daemon::workerSettings() const
     settings.options.logRequests = m_config.logRequests;
     settings.options.maxBodyBytes = m_config.maxBodyBytes;
     settings.options.startedAt = m_startedAt;
+    settings.options.exchanges = &m_exchanges;
     return settings;
 }
 
@@ -114,13 +115,9 @@ void Daemon::publishTable()
 
 void Daemon::logRouteDump(const QString &headline) const
 {
-    int width = 0;
-    for (const Route &r : m_config.routes) {
-        width = std::max(width, int(r.id.size()));
-    }
     qCInfo(lcServer).noquote() << headline;
-    for (qsizetype i = 0; i < m_config.routes.size(); ++i) {
-        qCInfo(lcServer).noquote() << routeDumpLine(m_config, int(i), width);
+    for (const QString &line : routeDump(m_config)) {
+        qCInfo(lcServer).noquote() << line;
     }
 }
 
@@ -305,7 +302,7 @@ void Daemon::applyReload()
     auto table = std::make_unique<RouteTable>(next);
     for (const Route &old : m_config.routes) {
         if (table->find(old.id) < 0) { // a gone route must not keep an alert firing
-            m_metrics.remove(metric::consecutiveFailures, {{QStringLiteral("model_id"), old.id}});
+            m_metrics.remove(metric::consecutiveFailures, metric::modelLabels(old.id));
         }
     }
     // Backends whose id, url and discovery settings are unchanged keep their supervisor and
@@ -328,7 +325,7 @@ void Daemon::applyReload()
             continue;
         }
         if (index < 0 || table->route(index).nameSource != NameSource::Discover) {
-            m_metrics.remove(metric::modelAmbiguous, {{QStringLiteral("model_id"), old.id}});
+            m_metrics.remove(metric::modelAmbiguous, metric::modelLabels(old.id));
         }
         delete supervisor; // aborts its probe, if one is running
     }
@@ -360,7 +357,7 @@ void Daemon::refreshModelInfo()
     m_metrics.removeMatching(metric::modelInfo, {});
     for (qsizetype i = 0; i < m_table->size(); ++i) {
         // Per-route gauges exist from start-up (adding 0 keeps a running value).
-        const PromLabels route{{QStringLiteral("model_id"), m_table->route(i).id}};
+        const PromLabels route = metric::modelLabels(m_table->route(i).id);
         m_metrics.add(metric::consecutiveFailures, route, 0);
         m_metrics.add(metric::routeInflight, route, 0);
         const QString upstream = m_table->knownUpstreamModel(i);
@@ -388,25 +385,28 @@ void Daemon::beginShutdown(int signal)
                                       "signal %1: draining in-flight requests for up to %2")
                                       .arg(signal)
                                       .arg(formatGoDuration(m_config.shutdownGrace));
-    m_drainDeadline = QDateTime::currentMSecsSinceEpoch() + toMs(m_config.shutdownGrace).count();
+    // Exchanges count themselves on their worker threads; the last one to end says so.
+    connect(&m_exchanges, &ExchangeCounter::drained, this, &Daemon::checkDrained,
+            Qt::QueuedConnection);
+    m_drainGrace.setSingleShot(true);
+    connect(&m_drainGrace, &QTimer::timeout, this, [this] {
+        qCWarning(lcServer).noquote()
+            << QStringLiteral("shutdown grace over: cutting %1 in-flight requests")
+                   .arg(m_exchanges.count());
+        Q_EMIT finished(0);
+    });
+    m_drainGrace.start(toMs(m_config.shutdownGrace));
     checkDrained();
 }
 
 void Daemon::checkDrained()
 {
-    const double inflight = m_metrics.value(metric::inflightRequests, {});
-    if (inflight <= 0) {
-        qCInfo(lcServer) << "drained; exiting";
-        Q_EMIT finished(0);
-        return;
+    if (m_exchanges.count() > 0 || !m_drainGrace.isActive()) {
+        return; // still in flight (the last one reports), or the grace already ended it
     }
-    if (QDateTime::currentMSecsSinceEpoch() >= m_drainDeadline) {
-        qCWarning(lcServer).noquote()
-            << QStringLiteral("shutdown grace over: cutting %1 in-flight requests").arg(inflight);
-        Q_EMIT finished(0);
-        return;
-    }
-    QTimer::singleShot(50, this, &Daemon::checkDrained);
+    m_drainGrace.stop();
+    qCInfo(lcServer) << "drained; exiting";
+    Q_EMIT finished(0);
 }
 
 } // namespace slp

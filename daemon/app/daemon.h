@@ -1,10 +1,12 @@
 #pragma once
 
 #include "config/config.h"
+#include "forward/exchangecounter.h"
 #include "observe/metrics.h"
 
 #include <QList>
 #include <QObject>
+#include <QTimer>
 
 #include <functional>
 #include <memory>
@@ -67,6 +69,9 @@ private:
     QProcess *m_reloadCheck = nullptr; // Qt child while a reload is being checked
     qint64 m_startedAt = 0;
     MetricsRegistry m_metrics;
+    // What a drain waits for; outlives every worker. Mutable: counting is thread-safe and is
+    // not part of the state workerSettings() reads.
+    mutable ExchangeCounter m_exchanges;
     std::unique_ptr<RouteTable> m_table;        // discovery writes here; workers get copies
     std::unique_ptr<ConnectionBudget> m_budget; // max_connections, shared by every listener
     // m_workers[0] runs on this thread; m_workers[i] on m_threads[i - 1], deleted there when
@@ -77,7 +82,7 @@ private:
     QNetworkAccessManager *m_discoveryNetwork = nullptr; // Qt child
     QList<DiscoverySupervisor *> m_supervisors;          // Qt children
     bool m_draining = false;
-    qint64 m_drainDeadline = 0;
+    QTimer m_drainGrace; // shutdown_grace: what is still in flight then is cut
 };
 
 } // namespace slp

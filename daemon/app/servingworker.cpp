@@ -70,9 +70,7 @@ bool ServingWorker::start(const ListenAddress &address, bool sharePort, QString 
             &ServingWorker::onConnectionCountChanged);
     // Requests refused before their body was read (413, 400, 408, ...) carry no model id.
     connect(listener, &ClientListener::requestRejected, this, [this](int status) {
-        m_metrics.add(metric::requestsTotal,
-                      {{QStringLiteral("model_id"), QStringLiteral("unknown")},
-                       {QStringLiteral("code"), QString::number(status)}});
+        m_metrics.add(metric::requestsTotal, metric::requestLabels(metric::unknownModel, status));
     });
     m_front->bind(listener);
     m_listener = listener;

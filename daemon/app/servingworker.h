@@ -20,8 +20,8 @@ class UpstreamTransport;
 // What one worker needs from the config; the daemon computes each worker's share.
 struct WorkerSettings
 {
-    QString transport = QStringLiteral("qnam"); // qnam | socket
-    int maxUpstreamConnections = 1024;          // this worker's share, per origin
+    QString transport = QStringLiteral("socket"); // socket | qnam
+    int maxUpstreamConnections = 1024;            // this worker's share, per origin
     ConnectionLimits limits;
     RouterOptions options;
 };

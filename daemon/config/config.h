@@ -109,5 +109,7 @@ QList<ConfigKey> configKeys();
 // "NAME -> URL as \"MODEL\"", "NAME -> URL (discovering)", "(passthrough)", "(follows BACKEND)",
 // then " stream_idle_timeout=1s" and " sse_keepalive=400ms" for the keys a route sets.
 QString routeDumpLine(const Config &config, int index, int width);
+// Every route's dump line, names padded to the longest (the start-up dump and `slp --check`).
+QStringList routeDump(const Config &config);
 
 } // namespace slp

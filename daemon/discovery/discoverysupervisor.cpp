@@ -45,7 +45,7 @@ DiscoverySupervisor::DiscoverySupervisor(const Route &route, qsizetype routeInde
     m_probeTimeout.setSingleShot(true);
     connect(&m_nextProbe, &QTimer::timeout, this, &DiscoverySupervisor::probe);
     connect(&m_probeTimeout, &QTimer::timeout, this, &DiscoverySupervisor::onProbeTimeout);
-    m_metrics.set(metric::modelAmbiguous, {{QStringLiteral("model_id"), m_id}}, 0);
+    m_metrics.set(metric::modelAmbiguous, metric::modelLabels(m_id), 0);
 }
 
 DiscoverySupervisor::~DiscoverySupervisor()
@@ -142,7 +142,7 @@ void DiscoverySupervisor::onProbeFinished()
                        .arg(list.ids.join(QLatin1Char(' '))) +
                    tail;
         state.ambiguous = true;
-        m_metrics.set(metric::modelAmbiguous, {{QStringLiteral("model_id"), m_id}}, 1);
+        m_metrics.set(metric::modelAmbiguous, metric::modelLabels(m_id), 1);
         return settle(ProbeResult::Ambiguous, {});
     }
 
@@ -153,7 +153,7 @@ void DiscoverySupervisor::onProbeFinished()
                    .arg(m_id, name);
     }
     state.ambiguous = false;
-    m_metrics.set(metric::modelAmbiguous, {{QStringLiteral("model_id"), m_id}}, 0);
+    m_metrics.set(metric::modelAmbiguous, metric::modelLabels(m_id), 0);
     if (state.name != name) {
         if (state.name.isEmpty()) {
             qCInfo(lcDiscovery).noquote()
@@ -165,7 +165,7 @@ void DiscoverySupervisor::onProbeFinished()
                 << QStringLiteral("discovery: %1: upstream model changed from \"%2\" to \"%3\"; "
                                   "the rewrite follows")
                        .arg(m_id, state.name, name);
-            m_metrics.add(metric::modelChanges, {{QStringLiteral("model_id"), m_id}});
+            m_metrics.add(metric::modelChanges, metric::modelLabels(m_id));
         }
         state.name = name; // workers see it in the snapshot the daemon publishes on report
         m_nameChanged = true;

@@ -1,6 +1,7 @@
 #include "forward/forwardexchange.h"
 
 #include "aggregate/sseaggregator.h"
+#include "forward/exchangecounter.h"
 #include "forward/forwardheaders.h"
 #include "goduration.h"
 #include "http/errorbody.h"
@@ -33,13 +34,19 @@ ForwardExchange::ForwardExchange(ForwardPlan plan, UpstreamTransport &transport,
     connect(writer, &ResponseWriter::writable, this, &ForwardExchange::relay);
     connect(writer, &ResponseWriter::clientGone, this, &ForwardExchange::onClientGone);
     m_metrics.add(metric::inflightRequests, {}, 1);
-    m_metrics.add(metric::routeInflight, {{QStringLiteral("model_id"), m_plan.modelId}}, 1);
+    if (m_plan.exchanges) {
+        m_plan.exchanges->add();
+    }
+    m_metrics.add(metric::routeInflight, metric::modelLabels(m_plan.modelId), 1);
 }
 
 ForwardExchange::~ForwardExchange()
 {
     m_metrics.add(metric::inflightRequests, {}, -1);
-    m_metrics.add(metric::routeInflight, {{QStringLiteral("model_id"), m_plan.modelId}}, -1);
+    if (m_plan.exchanges) {
+        m_plan.exchanges->remove();
+    }
+    m_metrics.add(metric::routeInflight, metric::modelLabels(m_plan.modelId), -1);
     if (!m_call) {
         return;
     }
@@ -83,8 +90,7 @@ QString ForwardExchange::upstreamUrlForLog() const
 
 void ForwardExchange::countRequest(int status)
 {
-    m_metrics.add(metric::requestsTotal, {{QStringLiteral("model_id"), m_plan.modelId},
-                                          {QStringLiteral("code"), QString::number(status)}});
+    m_metrics.add(metric::requestsTotal, metric::requestLabels(m_plan.modelId, status));
 }
 
 void ForwardExchange::observeOverhead(const QElapsedTimer &sinceHead)
@@ -98,12 +104,12 @@ void ForwardExchange::onHead(const UpstreamHead &head)
     sinceHead.start();
     m_ttfbTimer.stop();
     // Any head, whatever its status, proves the backend is there: the run of failures ends.
-    m_metrics.set(metric::consecutiveFailures, {{QStringLiteral("model_id"), m_plan.modelId}}, 0);
+    m_metrics.set(metric::consecutiveFailures, metric::modelLabels(m_plan.modelId), 0);
     if (!m_writer || m_clientGone) {
         return;
     }
     m_latencyNs = m_sinceStart.nsecsElapsed();
-    m_metrics.observe(metric::upstreamLatency, {{QStringLiteral("model_id"), m_plan.modelId}},
+    m_metrics.observe(metric::upstreamLatency, metric::modelLabels(m_plan.modelId),
                       double(m_latencyNs) / 1e9);
     m_status = head.status;
     m_upstreamRequestId = headerValue(head.headers, "x-request-id");
@@ -359,7 +365,7 @@ void ForwardExchange::failBeforeHead()
     }
     m_metrics.add(metric::upstreamAttempts, {{QStringLiteral("model_id"), m_plan.modelId},
                                              {QStringLiteral("reason"), reason}});
-    m_metrics.add(metric::consecutiveFailures, {{QStringLiteral("model_id"), m_plan.modelId}});
+    m_metrics.add(metric::consecutiveFailures, metric::modelLabels(m_plan.modelId));
 
     // One re-dial, only when nothing reached the upstream's model: never after a timeout (it
     // may still be generating) and never once any response byte arrived.

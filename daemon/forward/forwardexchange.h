@@ -12,6 +12,7 @@
 
 namespace slp {
 
+class ExchangeCounter;
 class MetricsRegistry;
 class ResponseWriter;
 class SseAggregator;
@@ -27,8 +28,9 @@ struct ForwardPlan
     QByteArray method;
     QByteArray target; // path and query as the client sent them
     std::chrono::milliseconds timeout{60000};
-    QString timeoutText; // as written in the config, for the 502 and the log
-    int maxAttempts = 1; // 2 with retry: true
+    QString timeoutText;                  // as written in the config, for the 502 and the log
+    int maxAttempts = 1;                  // 2 with retry: true
+    ExchangeCounter *exchanges = nullptr; // the daemon's, when it drains on exchanges
     bool logRequests = false;
     // aggregate: true and a non-streaming chat/completions request: the upstream was asked to
     // stream and the SSE is reassembled into the JSON the client asked for.

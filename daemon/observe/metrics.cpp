@@ -189,4 +189,15 @@ void declareSlpMetrics(MetricsRegistry &registry)
                      QStringLiteral("Requests being forwarded right now, by route."));
 }
 
+PromLabels metric::modelLabels(const QString &modelId)
+{
+    return {{QStringLiteral("model_id"), modelId}};
+}
+
+PromLabels metric::requestLabels(const QString &modelId, int status)
+{
+    return {{QStringLiteral("model_id"), modelId},
+            {QStringLiteral("code"), QString::number(status)}};
+}
+
 } // namespace slp

@@ -74,6 +74,13 @@ inline const QString acceptedConnections = QStringLiteral("slp_accepted_connecti
 inline const QString consecutiveFailures = QStringLiteral("slp_upstream_consecutive_failures");
 inline const QString overhead = QStringLiteral("slp_overhead_seconds");
 inline const QString routeInflight = QStringLiteral("slp_route_inflight_requests");
+
+// Requests whose model is missing or not routed: never the client's string as a label.
+inline const QString unknownModel = QStringLiteral("unknown");
+// {model_id}: the label set of every per-route series.
+PromLabels modelLabels(const QString &modelId);
+// {model_id, code}: slp_requests_total's.
+PromLabels requestLabels(const QString &modelId, int status);
 } // namespace metric
 
 // Declares every SLP series family with its help text.

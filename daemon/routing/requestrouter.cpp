@@ -18,8 +18,6 @@
 namespace slp {
 
 namespace {
-const QString kUnknownModel = QStringLiteral("unknown");
-
 QString scanError(const BodyScan &scan)
 {
     switch (scan.verdict) {
@@ -116,8 +114,7 @@ void RequestRouter::forward(InboundRequest &request, ResponseWriter *writer)
     QElapsedTimer received; // slp_overhead_seconds starts here: the request is complete
     received.start();
     const auto countUnknown = [this](int status) {
-        m_metrics.add(metric::requestsTotal, {{QStringLiteral("model_id"), kUnknownModel},
-                                              {QStringLiteral("code"), QString::number(status)}});
+        m_metrics.add(metric::requestsTotal, metric::requestLabels(metric::unknownModel, status));
     };
     if (request.body.size() > m_options.maxBodyBytes) {
         countUnknown(413);
@@ -176,6 +173,7 @@ void RequestRouter::forward(InboundRequest &request, ResponseWriter *writer)
     plan.timeoutText = route.timeoutText;
     plan.maxAttempts = route.retry ? 2 : 1;
     plan.logRequests = m_options.logRequests;
+    plan.exchanges = m_options.exchanges;
     plan.request.method = request.method;
     plan.request.origin = route.origin;
     plan.request.originUrl = route.url;

@@ -9,6 +9,7 @@
 
 namespace slp {
 
+class ExchangeCounter;
 class MetricsRegistry;
 class RouteTable;
 class UpstreamTransport;
@@ -17,7 +18,8 @@ struct RouterOptions
 {
     bool logRequests = false;
     qint64 maxBodyBytes = 64ll << 20;
-    qint64 startedAt = 0; // unix seconds, the catalog's "created"
+    qint64 startedAt = 0;                 // unix seconds, the catalog's "created"
+    ExchangeCounter *exchanges = nullptr; // every exchange counts itself here (drain)
 };
 
 // The request path in one screen: SLP's own endpoints, then for a POST under /v1/ read the
