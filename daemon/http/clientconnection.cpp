@@ -7,7 +7,7 @@
 namespace slp {
 
 ClientConnection::ClientConnection(QTcpSocket *socket, const ConnectionLimits &limits)
-    : QObject(socket), m_socket(socket), m_limits(limits)
+    : QObject(socket), m_socket(socket), m_limits(limits), m_framer(limits.head)
 {
     m_headerTimer.setSingleShot(true);
     m_idleTimer.setSingleShot(true);
@@ -55,50 +55,35 @@ void ClientConnection::onReadyRead()
     // they are new bytes of the request under way.
     const bool continuing = m_socket->isTransactionStarted();
     if (!continuing) {
-        m_accumulated.clear();
-        m_haveCurrent = false;
+        m_framer.reset();
         m_continueSent = false;
-        m_bodySeen = 0;
-        m_chunked.reset();
     }
     QByteArray body; // the bytes of this read that belong to the current request's body
-    if (!m_haveCurrent) {
-        // Only the head is parsed from here: at most the head limit (and a margin to see the
-        // blank line) is copied, however much the read holds.
-        const qsizetype before = m_accumulated.size();
-        const qint64 cap = m_limits.head.maxHeaderBytes + 8192;
-        m_accumulated += m_socket->peek(std::max<qint64>(0, std::min(available, cap - before)));
-        RequestHead head = parseRequestHead(m_accumulated, m_limits.head);
-        if (head.state == RequestHead::State::Rejected) {
-            rejectWith(head.errorStatus, head.errorMessage);
+    if (m_framer.inHead()) {
+        // Only the head is parsed from here: at most its limit is copied, however much the
+        // read holds.
+        qsizetype headBytes = 0;
+        const auto verdict = m_framer.feedHead(
+            m_socket->peek(std::min<qint64>(available, m_framer.headRoom())), &headBytes);
+        if (verdict == RequestFramer::Verdict::Rejected) {
+            rejectWith(m_framer.errorStatus(), m_framer.errorMessage());
             return;
         }
-        if (head.state == RequestHead::State::Incomplete) {
-            if (m_accumulated.size() >= cap) {
-                rejectWith(431, "request header fields too large");
-                return;
-            }
+        if (verdict == RequestFramer::Verdict::NeedMore) {
             if (!m_headerTimer.isActive()) {
                 m_headerTimer.start(m_limits.headerTimeout); // from the head's first byte
             }
             return;
         }
         m_headerTimer.stop();
-        const qint64 headInThisRead = head.headLength - before;
-        m_bodySeen = available - headInThisRead;
-        m_current = std::move(head);
-        m_haveCurrent = true;
-        if (m_current.chunked) {
-            m_chunked.emplace();
+        if (m_framer.wantsBodyBytes()) {
             // Every body byte of this read, however the read was split from the head.
-            body = m_socket->peek(available).mid(headInThisRead);
-        } else {
-            m_current.bodyBytes = std::max<qint64>(0, m_current.contentLength);
+            body = m_socket->peek(available).mid(headBytes);
         }
-        m_accumulated.clear();
         // QtHttpServer ignores Expect: clients such as curl would wait a second before the body.
-        const bool hasBody = m_current.chunked || m_current.contentLength > 0;
-        if (m_current.expectContinue && hasBody && !m_continueSent && m_bodySeen == 0) {
+        const RequestHead &head = m_framer.head();
+        const bool hasBody = head.chunked || head.contentLength > 0;
+        if (head.expectContinue && hasBody && !m_continueSent && available == headBytes) {
             m_continueSent = true;
             // Queued: it must never land inside an earlier response still being written.
             openWriter({})->writeContinue();
@@ -106,38 +91,23 @@ void ClientConnection::onReadyRead()
         // The body's deadline runs from the end of the head, not from each read: a trickle
         // cannot hold the connection forever.
         m_bodyTimer.start(m_limits.idleTimeout);
-    } else if (continuing) {
-        m_bodySeen += available;
-        if (m_chunked) {
-            body = m_socket->peek(available);
-        }
+    } else if (continuing && m_framer.wantsBodyBytes()) {
+        body = m_socket->peek(available);
     }
-    if (m_chunked && !body.isEmpty()) {
-        const auto result = m_chunked->feed(body);
-        if (result == ChunkedBodyValidator::Result::Error) {
-            rejectWith(400, "malformed chunked body: " + m_chunked->error());
-            return;
-        }
-        // Framing counts too: size lines and extensions are bytes the client made SLP read.
-        if (m_chunked->wireBytes() > m_limits.head.maxBodyBytes) {
-            rejectWith(413, "request body too large");
-            return;
-        }
-        if (result == ChunkedBodyValidator::Result::Done) {
-            m_current.bodyBytes = m_chunked->dataBytes();
-            m_chunked.reset(); // what follows is the next request, checked when Qt gets to it
-        }
+    if (!body.isEmpty() && m_framer.feedBody(body) == RequestFramer::Verdict::Rejected) {
+        rejectWith(m_framer.errorStatus(), m_framer.errorMessage());
     }
 }
 
 RequestHead ClientConnection::takeHead()
 {
-    if (!m_haveCurrent) {
+    if (m_framer.inHead()) {
         return {};
     }
-    m_haveCurrent = false;
     m_bodyTimer.stop();
-    return std::move(m_current);
+    RequestHead head = m_framer.takeHead();
+    m_framer.reset();
+    return head;
 }
 
 ResponseWriter *ClientConnection::openWriter(const ResponseContext &context)
@@ -204,7 +174,7 @@ void ClientConnection::beginShutdown()
     if (!m_socket || m_closing) {
         return;
     }
-    if (m_queue.isEmpty() && !m_haveCurrent) {
+    if (m_queue.isEmpty() && m_framer.inHead()) {
         // Idle (between requests, or in a head that has not completed): nothing is owed.
         m_closing = true;
         m_socket->disconnectFromHost();
@@ -235,7 +205,7 @@ void ClientConnection::rejectWith(int status, const QByteArray &message)
 
 void ClientConnection::onHeaderTimeout()
 {
-    if (m_haveCurrent || m_rejected) {
+    if (!m_framer.inHead() || m_rejected) {
         return;
     }
     rejectWith(408, "request head not received in time");
@@ -243,7 +213,7 @@ void ClientConnection::onHeaderTimeout()
 
 void ClientConnection::onBodyTimeout()
 {
-    if (!m_haveCurrent || m_rejected || m_closing) {
+    if (m_framer.inHead() || m_rejected || m_closing) {
         return;
     }
     rejectWith(408, "request body not received in time");
@@ -339,7 +309,7 @@ void ClientConnection::pump()
 void ClientConnection::armTimers()
 {
     // Not while a request is still arriving: its body has its own timer.
-    if (m_queue.isEmpty() && !m_closing && !m_headerTimer.isActive() && !m_haveCurrent) {
+    if (m_queue.isEmpty() && !m_closing && !m_headerTimer.isActive() && m_framer.inHead()) {
         m_idleTimer.start(m_limits.idleTimeout);
     }
 }

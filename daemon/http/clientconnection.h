@@ -1,7 +1,7 @@
 #pragma once
 
+#include "http/requestframer.h"
 #include "http/requesthandler.h"
-#include "http/requesthead.h"
 #include "http/responsewriter.h"
 
 #include <QByteArray>
@@ -90,11 +90,7 @@ private:
     bool m_closeQueued = false;
     static constexpr qsizetype kMaxWaiting = 32; // pipelined requests held per connection
     void dispatchWaiting();
-    RequestHead m_current; // the head of the request being received
-    bool m_haveCurrent = false;
-    QByteArray m_accumulated; // head bytes seen so far, until the head is complete
-    qint64 m_bodySeen = 0;    // body bytes of the current request seen so far
-    std::optional<ChunkedBodyValidator> m_chunked; // the current request's chunked body
+    RequestFramer m_framer; // the request being received: its head, then its body's framing
     bool m_continueSent = false;
     bool m_rejected = false;
     bool m_closing = false;
