@@ -1,5 +1,6 @@
 #include "app/commandline.h"
 #include "app/daemon.h"
+#include "app/yamldeadline.h"
 #include "config/config.h"
 #include "net/epolldispatcher.h"
 #include "observe/logging.h"
@@ -9,11 +10,9 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <future>
 #include <malloc.h>
 #include <memory>
 #include <sys/resource.h>
-#include <thread>
 
 using namespace slp;
 
@@ -89,22 +88,15 @@ int main(int argc, char *argv[])
         }
         return result;
     };
-    // yaml-cpp 0.7 loops forever on some malformed input (a line in block context starting
-    // with ','). Parse on a worker thread with a deadline, so a bad file is an error, never a
-    // hang; the stuck thread dies with the process, which exits at once.
-    auto promise = std::make_shared<std::promise<ConfigResult>>();
-    std::future<ConfigResult> parsed = promise->get_future();
-    std::thread([promise, load] { promise->set_value(load()); }).detach();
-    if (parsed.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
-        std::fprintf(stderr,
-                     "%s: the YAML parser did not finish within 10s: yaml-cpp 0.7 hangs on some "
-                     "malformed input, such as a line starting with ','; fix the file\n"
-                     "slp: 1 config error; nothing was started\n",
-                     qPrintable(cl.configPath));
+    // Bounded: yaml-cpp 0.7 can hang on a malformed file (yamldeadline.h).
+    std::optional<ConfigResult> parsed = loadWithinDeadline(load);
+    if (!parsed) {
+        std::fprintf(stderr, "%s\nslp: 1 config error; nothing was started\n",
+                     qPrintable(yamlDeadlineMessage(cl.configPath)));
         std::fflush(stderr);
         std::_Exit(1);
     }
-    ConfigResult result = parsed.get();
+    ConfigResult result = std::move(*parsed);
     if (auto *errors = std::get_if<QList<ConfigError>>(&result)) {
         return printErrors(*errors);
     }

@@ -1,5 +1,8 @@
 #include "app/daemon.h"
 
+#include "app/reloadplan.h"
+#include "app/yamldeadline.h"
+
 #include "app/servingworker.h"
 #include "app/signalwatcher.h"
 #include "discovery/discoverysupervisor.h"
@@ -14,7 +17,6 @@
 #include <QElapsedTimer>
 #include <QNetworkAccessManager>
 #include <QNetworkProxy>
-#include <QProcess>
 #include <QThread>
 #include <QTimer>
 
@@ -212,58 +214,37 @@ void Daemon::startSupervisor(qsizetype routeIndex)
 
 void Daemon::reload()
 {
-    // The new file is first compiled by `slp --check` in a child process with a deadline:
-    // yaml-cpp 0.7 can loop forever on malformed input, and a hang must cost a killed child,
-    // not the event loop that serves every request.
+    // The new file is first compiled by `slp --check` in a child process with the YAML
+    // deadline: a hang must cost a killed child, not the event loop that serves every request.
     if (m_reloadCheck) {
         qCInfo(lcConfig)
             << "reload: a reload is already being checked; this SIGHUP is merged into it";
         return;
     }
-    m_reloadCheck = new QProcess(this);
-    m_reloadCheck->setProgram(QCoreApplication::applicationFilePath());
-    m_reloadCheck->setArguments(
-        {QStringLiteral("--check"), QStringLiteral("--config"), m_configPath});
-    m_reloadCheck->setProcessChannelMode(QProcess::SeparateChannels);
-    auto *deadline = new QTimer(m_reloadCheck); // owned by the check
-    deadline->setSingleShot(true);
-    connect(deadline, &QTimer::timeout, m_reloadCheck, [this] {
-        qCWarning(lcConfig).noquote()
-            << QStringLiteral("reload: checking %1 did not finish within 10s (yaml-cpp hangs on "
-                              "some malformed input); still serving the previous config")
-                   .arg(m_configPath);
-        m_reloadCheck->kill();
-    });
-    connect(m_reloadCheck, &QProcess::finished, this,
-            [this](int exitCode, QProcess::ExitStatus status) {
-                QProcess *check = std::exchange(m_reloadCheck, nullptr);
-                check->deleteLater();
-                if (status == QProcess::NormalExit && exitCode == 0) {
+    m_reloadCheck = new ConfigCheck(m_configPath, this);
+    connect(m_reloadCheck, &ConfigCheck::finished, this,
+            [this](bool ok, const QStringList &errors, bool timedOut) {
+                std::exchange(m_reloadCheck, nullptr)->deleteLater();
+                if (ok) {
                     applyReload();
                     return;
                 }
-                if (status != QProcess::NormalExit) {
-                    return; // killed at the deadline, already logged
+                if (timedOut) {
+                    qCWarning(lcConfig).noquote()
+                        << QStringLiteral("reload: ") + yamlDeadlineMessage(m_configPath) +
+                               QStringLiteral("; still serving the previous config");
+                    return;
                 }
-                // The check printed every error, then "slp: N config error(s); nothing was
-                // started": relay the errors under one headline.
-                QStringList lines = QString::fromUtf8(check->readAllStandardError())
-                                        .split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-                lines.removeIf([](const QString &line) {
-                    return line.startsWith(QLatin1String("slp: ")) &&
-                           line.endsWith(QLatin1String("nothing was started"));
-                });
                 qCWarning(lcConfig).noquote()
                     << QStringLiteral("reload: %1 has %2 error(s); still serving the previous "
                                       "config")
                            .arg(m_configPath)
-                           .arg(lines.size());
-                for (const QString &line : std::as_const(lines)) {
+                           .arg(errors.size());
+                for (const QString &line : errors) {
                     qCWarning(lcConfig).noquote() << QStringLiteral("reload: ") + line;
                 }
             });
     m_reloadCheck->start();
-    deadline->start(10000);
 }
 
 void Daemon::applyReload()
@@ -279,57 +260,36 @@ void Daemon::applyReload()
         }
         return;
     }
-    Config next = std::get<Config>(std::move(result));
-    if (next.listen.text != m_config.listen.text) {
-        qCWarning(lcConfig).noquote()
-            << QStringLiteral("reload: listen changed to %1: that needs a restart; still listening "
-                              "on %2")
-                   .arg(next.listen.text, m_config.listen.text);
+    QStringList supervised;
+    for (const DiscoverySupervisor *supervisor : std::as_const(m_supervisors)) {
+        supervised << m_table->route(supervisor->routeIndex()).id;
     }
-    next.listen = m_config.listen;
-    if (next.maxUpstreamConnections != m_config.maxUpstreamConnections ||
-        next.upstreamTransport != m_config.upstreamTransport) {
-        qCWarning(lcConfig) << "reload: upstream transport settings change on restart only";
-        next.maxUpstreamConnections = m_config.maxUpstreamConnections;
-        next.upstreamTransport = m_config.upstreamTransport;
+    ReloadPlan plan = planReload(m_config, std::get<Config>(std::move(result)), supervised);
+    for (const QString &warning : std::as_const(plan.warnings)) {
+        qCWarning(lcConfig).noquote() << QStringLiteral("reload: ") + warning;
     }
-    if (next.workers != m_config.workers || next.maxConnections != m_config.maxConnections) {
-        qCWarning(lcConfig) << "reload: workers and max_connections change on restart only";
-        next.workers = m_config.workers;
-        next.maxConnections = m_config.maxConnections;
+    for (const QString &id : std::as_const(plan.goneRoutes)) {
+        // A gone route must not keep an alert firing.
+        m_metrics.remove(metric::consecutiveFailures, metric::modelLabels(id));
     }
-
-    auto table = std::make_unique<RouteTable>(next);
-    for (const Route &old : m_config.routes) {
-        if (table->find(old.id) < 0) { // a gone route must not keep an alert firing
-            m_metrics.remove(metric::consecutiveFailures, metric::modelLabels(old.id));
-        }
+    for (const QString &id : std::as_const(plan.unprobedRoutes)) {
+        m_metrics.remove(metric::modelAmbiguous, metric::modelLabels(id));
     }
-    // Backends whose id, url and discovery settings are unchanged keep their supervisor and
-    // what it learned; the others start afresh.
-    const bool sameSchedule = next.discovery.backoffInitial == m_config.discovery.backoffInitial &&
-                              next.discovery.backoffMax == m_config.discovery.backoffMax &&
-                              next.discovery.recheck == m_config.discovery.recheck &&
-                              next.discovery.probeTimeout == m_config.discovery.probeTimeout;
+    auto table = std::make_unique<RouteTable>(plan.config);
+    // Kept supervisors carry what they learned into the new table; the others stop.
     QList<DiscoverySupervisor *> kept;
-    QList<bool> supervised(table->size(), false);
     for (DiscoverySupervisor *supervisor : std::as_const(m_supervisors)) {
-        const Route &old = m_table->route(supervisor->routeIndex());
-        const qsizetype index = table->find(old.id);
-        if (sameSchedule && index >= 0 && table->route(index).nameSource == NameSource::Discover &&
-            table->route(index).origin == old.origin) {
-            table->discovery(index) = supervisor->state();
-            supervisor->rebind(index);
-            supervised[index] = true;
+        const QString id = m_table->route(supervisor->routeIndex()).id;
+        if (const auto it = plan.keptSupervisors.constFind(id); it != plan.keptSupervisors.cend()) {
+            table->discovery(*it) = supervisor->state();
+            supervisor->rebind(*it);
             kept.append(supervisor);
-            continue;
+        } else {
+            delete supervisor; // aborts its probe, if one is running
         }
-        if (index < 0 || table->route(index).nameSource != NameSource::Discover) {
-            m_metrics.remove(metric::modelAmbiguous, metric::modelLabels(old.id));
-        }
-        delete supervisor; // aborts its probe, if one is running
     }
     m_supervisors = kept;
+    Config next = std::move(plan.config);
 
     // Swap between requests: the event loop runs one thing at a time, and every request in
     // flight carries its own copy of what it needs from its route.
@@ -339,10 +299,8 @@ void Daemon::applyReload()
     const WorkerSettings settings = workerSettings();
     onEveryWorker([&settings](ServingWorker *worker) { worker->applySettings(settings); });
     if (m_discoveryNetwork) {
-        for (qsizetype i = 0; i < m_table->size(); ++i) {
-            if (m_table->route(i).nameSource == NameSource::Discover && !supervised[i]) {
-                startSupervisor(i);
-            }
+        for (const qsizetype index : std::as_const(plan.newSupervisors)) {
+            startSupervisor(index);
         }
     }
     refreshModelInfo();

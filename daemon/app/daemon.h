@@ -12,11 +12,11 @@
 #include <memory>
 
 class QNetworkAccessManager;
-class QProcess;
 class QThread;
 
 namespace slp {
 
+class ConfigCheck;
 class ConnectionBudget;
 class DiscoverySupervisor;
 class RouteTable;
@@ -66,7 +66,7 @@ private:
     Config m_config;
     QString m_configPath;
     ConfigLoader m_loader;
-    QProcess *m_reloadCheck = nullptr; // Qt child while a reload is being checked
+    ConfigCheck *m_reloadCheck = nullptr; // Qt child while a reload is being checked
     qint64 m_startedAt = 0;
     MetricsRegistry m_metrics;
     // What a drain waits for; outlives every worker. Mutable: counting is thread-safe and is
