@@ -3,10 +3,13 @@
 # (a plain reverse proxy: the floor for one hop) and through slp, interleaved. Prints a table
 # and writes bench/results/latest.json (--quick: bench/results/quick.json). See bench/README.md.
 #
-#   bench/run.sh [--quick] [--transport qnam|socket|both|auto|LIST] [-- slp_bench options...]
+#   bench/run.sh [--quick] [--transport qnam|socket|both|auto|LIST] [--baseline SLP]
+#                [-- slp_bench options...]
 #
 # LIST is comma-separated slp instances, each qnam or socket with an optional -wN for
-# `workers: N` (e.g. socket,socket-w2): one column each, at most 4.
+# `workers: N` (e.g. socket,socket-w2): one column each, at most 4. --baseline SLP adds, for
+# each instance, the same one run by another slp binary (say, a build of the previous
+# commit), as a `-base` column: before and after measured side by side in one run.
 #
 # Installs what it needs with apt-get (Debian 12), builds with -DSLP_BUILD_BENCH=ON, starts
 # nginx, the mock upstream and slp on 127.0.0.1, and stops every process it started on exit.
@@ -18,6 +21,7 @@ base="${SLP_BENCH_PORT_BASE:-18400}"
 quick=0
 transport=auto
 out=""
+baseline=""
 passthrough=()
 
 usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
@@ -26,6 +30,7 @@ while [ $# -gt 0 ]; do
     --quick) quick=1 ;;
     --transport) transport="${2:?--transport needs qnam, socket, both or auto}"; shift ;;
     --out) out="${2:?--out needs a file}"; shift ;;
+    --baseline) baseline="${2:?--baseline needs an slp binary}"; shift ;;
     -h | --help) usage; exit 0 ;;
     --) shift; passthrough=("$@"); break ;;
     *) echo "run.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
@@ -73,8 +78,8 @@ done
 has_socket=0
 grep -rqs "SocketTransport" "$here/daemon/upstream/" && has_socket=1
 case "$transport" in
-auto) if [ "$has_socket" = 1 ]; then transports=(qnam socket); else transports=(qnam); fi ;;
-both) transports=(qnam socket) ;;
+auto) if [ "$has_socket" = 1 ]; then transports=(socket qnam); else transports=(qnam); fi ;;
+both) transports=(socket qnam) ;;
 *)
     IFS=, read -r -a transports <<<"$transport"
     for t in "${transports[@]}"; do
@@ -221,14 +226,23 @@ sleep 0.3 # nginx's workers: slp_bench finds them as the master's children
 
 slp_args=()
 i=0
-for t in "${transports[@]}"; do
+instances=("${transports[@]}")
+if [ -n "$baseline" ]; then
+    [ -x "$baseline" ] || { echo "run.sh: --baseline $baseline is not an executable" >&2; exit 2; }
+    for t in "${transports[@]}"; do instances+=("$t-base"); done
+    [ "${#instances[@]}" -le 4 ] || { echo "run.sh: at most 4 slp instances with --baseline" >&2; exit 2; }
+fi
+for t in "${instances[@]}"; do
     port=$((p_slp + i))
     i=$((i + 1))
+    bin="$slp_bin"
+    kind="${t%-base}"
+    [ "$kind" != "$t" ] && bin="$baseline"
     workers=1
-    [[ "$t" == *-w* ]] && workers="${t##*-w}"
+    [[ "$kind" == *-w* ]] && workers="${kind##*-w}"
     cat >"$tmp/slp-$t.yaml" <<EOF
 listen: "127.0.0.1:$port"
-upstream_transport: ${t%%-w*}
+upstream_transport: ${kind%%-w*}
 workers: $workers
 max_upstream_connections: 4096
 max_connections: 10000
@@ -251,7 +265,7 @@ backends:
     timeout: 120s
     aggregate: true
 EOF
-    "$slp_bin" --config "$tmp/slp-$t.yaml" >"$tmp/slp-$t.log" 2>&1 &
+    "$bin" --config "$tmp/slp-$t.yaml" >"$tmp/slp-$t.log" 2>&1 &
     spid=$!
     pids+=("$spid")
     wait_port "$port" "$spid" "slp ($t)"
@@ -270,11 +284,11 @@ bench_args=(--direct-fast "127.0.0.1:$p_static" --direct-mock "127.0.0.1:$p_mock
 [ "$quick" = 1 ] && bench_args+=(--quick)
 commit="$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 load="$(cut -d' ' -f1-3 /proc/loadavg)"
-note="commit $commit (worktree may differ); $("$nginx_bin" -v 2>&1); $(nproc) cores; load average at start $load; transports: ${transports[*]}"
+note="commit $commit (worktree may differ); $("$nginx_bin" -v 2>&1); $(nproc) cores; load average at start $load; instances: ${instances[*]}${baseline:+ (-base: $baseline)}"
 echo "run.sh: $note"
 echo "run.sh: generator, proxies and upstreams share the same $(nproc) cores"
 "$bench_bin" "${bench_args[@]}" --note "$note" "${passthrough[@]}"
-for t in "${transports[@]}"; do
+for t in "${instances[@]}"; do
     n="$(grep -ci "warn\|error\|fail" "$tmp/slp-$t.log" || true)"
     [ "$n" -gt 0 ] && echo "run.sh: slp ($t) logged $n warning/error lines, e.g.: $(grep -i -m1 "warn\|error\|fail" "$tmp/slp-$t.log")"
 done
