@@ -19,7 +19,7 @@ namespace {
 StatusSnapshot recorded(const QString &moment)
 {
     const auto read = [](const QString &name) {
-        QFile f(QFINDTESTDATA(QStringLiteral("data/monitor/") + name));
+        QFile f(QFINDTESTDATA(QStringLiteral("data/") + name));
         if (!f.open(QIODevice::ReadOnly))
             qFatal("missing fixture %s", qPrintable(name));
         return f.readAll();
@@ -110,7 +110,7 @@ void TestMonitorOptions::usageErrors_data()
     QTest::newRow("ca-file absent") << QStringList{"--ca-file", "/nonexistent/ca.pem"}
                                     << "--ca-file: /nonexistent/ca.pem: no such";
     QTest::newRow("ca-file a directory")
-        << QStringList{"--ca-file", QFINDTESTDATA("data/monitor")} << "no such readable file";
+        << QStringList{"--ca-file", QFINDTESTDATA("data")} << "no such readable file";
 }
 
 void TestMonitorOptions::usageErrors()
@@ -147,7 +147,7 @@ void TestMonitorOptions::settingsRoundTrip()
 
 void TestMonitorOptions::caFile()
 {
-    const QString pem = QFINDTESTDATA("data/monitor/private-ca.pem");
+    const QString pem = QFINDTESTDATA("data/private-ca.pem");
     QVERIFY(!pem.isEmpty());
     MonitorCommandLine cl = parseMonitorCommandLine({"--once", "--ca-file", pem});
     QVERIFY2(cl.error.isEmpty(), qPrintable(cl.error));

@@ -24,7 +24,7 @@ namespace {
 
 QByteArray fixture(const QString &name)
 {
-    QFile f(QFINDTESTDATA(QStringLiteral("data/monitor/") + name));
+    QFile f(QFINDTESTDATA(QStringLiteral("data/") + name));
     if (!f.open(QIODevice::ReadOnly))
         qFatal("missing fixture %s", qPrintable(name));
     return f.readAll();

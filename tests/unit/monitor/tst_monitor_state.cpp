@@ -1,5 +1,5 @@
 // slp-monitor's pure state model, fed with /v1/models?debug and /metrics text recorded from
-// the real daemon (tests/unit/data/monitor/README.md says how).
+// the real daemon (tests/unit/monitor/data/README.md says how).
 #include "status.h"
 #include "statusmodel.h"
 
@@ -12,7 +12,7 @@ namespace {
 
 QByteArray fixture(const QString &name)
 {
-    const QString path = QFINDTESTDATA(QStringLiteral("data/monitor/") + name);
+    const QString path = QFINDTESTDATA(QStringLiteral("data/") + name);
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly))
         qFatal("missing fixture %s", qPrintable(name));

@@ -34,7 +34,7 @@ const char *stateName(State s)
 
 QByteArray readFixture(const QString &name)
 {
-    const QString path = QFINDTESTDATA(QStringLiteral("data/aggregate/") + name);
+    const QString path = QFINDTESTDATA(QStringLiteral("data/") + name);
     QFile f(path);
     if (path.isEmpty() || !f.open(QIODevice::ReadOnly))
         qFatal("fixture %s not found", qPrintable(name));

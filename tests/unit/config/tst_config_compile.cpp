@@ -107,7 +107,7 @@ void checkDesignNote(const Config &c)
 
 QString exampleFile(const char *name)
 {
-    return QFINDTESTDATA(QStringLiteral("../../resources/examples/") + QLatin1String(name));
+    return QFINDTESTDATA(QStringLiteral("../../../resources/examples/") + QLatin1String(name));
 }
 
 } // namespace
