@@ -318,6 +318,13 @@ void Daemon::refreshModelInfo()
         const PromLabels route = metric::modelLabels(m_table->route(i).id);
         m_metrics.add(metric::consecutiveFailures, route, 0);
         m_metrics.add(metric::routeInflight, route, 0);
+        // The stream counters of routes that set their key (adding 0 keeps a running value).
+        if (m_table->route(i).streamIdleTimeout.count() > 0) {
+            m_metrics.add(metric::streamIdleTimeouts, route, 0);
+        }
+        if (m_table->route(i).sseKeepalive.count() > 0) {
+            m_metrics.add(metric::sseKeepalives, route, 0);
+        }
         const QString upstream = m_table->knownUpstreamModel(i);
         if (!upstream.isEmpty()) {
             m_metrics.set(metric::modelInfo,

@@ -3,6 +3,7 @@
 #include "aggregate/sseaggregator.h"
 #include "forward/exchangecounter.h"
 #include "forward/forwardheaders.h"
+#include "forward/streamwatch.h"
 #include "goduration.h"
 #include "http/errorbody.h"
 #include "http/responsewriter.h"
@@ -13,6 +14,8 @@ namespace slp {
 
 namespace {
 constexpr qint64 kRelayPiece = 64 * 1024;
+// An SSE comment event: every client ignores it, proxies and idle timers see traffic.
+constexpr QByteArrayView kKeepaliveComment = ": keep-alive\n\n";
 
 // Log latencies as Go prints a rounded Duration: "1.482s" (ms above a second), "12.345ms".
 QString formatLatency(qint64 ns)
@@ -120,6 +123,7 @@ void ForwardExchange::onHead(const UpstreamHead &head)
             m_plan.aggregate == ForwardPlan::Aggregate::Chat ? SseAggregator::Kind::Chat
                                                              : SseAggregator::Kind::Completion);
         m_aggregateHeaders = head.headers;
+        startWatch(false); // nothing reaches the client before the end: no comments
         aggregateAvailable();
         return;
     }
@@ -140,6 +144,10 @@ void ForwardExchange::onHead(const UpstreamHead &head)
     out.contentLength = head.contentLength;
     m_writer->writeHead(out);
     observeOverhead(sinceHead);
+    // Comments only where they cannot break framing: a body of unknown length (a comment
+    // would run past a Content-Length) that is an event stream.
+    startWatch(!m_bodyless && head.contentLength < 0 &&
+               headerValue(head.headers, "content-type").toLower().startsWith("text/event-stream"));
     relay();
 }
 
@@ -160,6 +168,10 @@ void ForwardExchange::relay()
             break;
         }
         m_bytesDown += piece.size();
+        m_upstreamBytes += piece.size();
+        if (m_watch && m_watch->keepaliveArmed()) {
+            m_watch->relayed(piece);
+        }
         if (!m_writer->writeBody(piece)) {
             // The excess would be read as the next response: the upstream connection is spent.
             m_call->disconnect(this);
@@ -184,6 +196,7 @@ void ForwardExchange::complete()
         return;
     }
     m_done = true;
+    stopWatch();
     // A body shorter than its Content-Length is broken whatever the transport said.
     const bool shortBody = m_expectedLength >= 0 && m_bytesDown < m_expectedLength;
     const UpstreamCall::Failure failure =
@@ -200,6 +213,7 @@ void ForwardExchange::complete()
 void ForwardExchange::breakOff(const QString &detail)
 {
     m_done = true;
+    stopWatch();
     // Never a silently truncated success: the client sees the connection end uncleanly.
     qCWarning(lcProxy).noquote()
         << QStringLiteral(
@@ -245,6 +259,7 @@ void ForwardExchange::aggregateAvailable()
         if (piece.isEmpty()) {
             break;
         }
+        m_upstreamBytes += piece.size();
         m_aggregator->feed(piece);
     }
     if (m_aggregator->state() != SseAggregator::State::Streaming) {
@@ -265,6 +280,7 @@ void ForwardExchange::finishAggregate()
         return;
     }
     m_done = true;
+    stopWatch();
     const SseAggregator::State state = m_aggregator->state();
     if (state == SseAggregator::State::Done) {
         // The client's head waits for the whole stream: SLP's share is building the answer.
@@ -316,11 +332,13 @@ void ForwardExchange::answerAggregateFailure(const QByteArray &body, const QStri
         m_call->disconnect(this);
         m_call->abort(); // nothing more of this stream can reach the client
     }
-    qCWarning(lcProxy).noquote()
-        << QStringLiteral("[%1] aggregate for model %2 failed: %3: %4 \"%5\" upstream=%6%7")
-               .arg(QString::fromLatin1(m_plan.requestId), m_plan.modelId, logReason,
-                    QString::fromLatin1(m_plan.method), upstreamUrlForLog(),
-                    quoteForLog(m_upstreamRequestId).mid(1).chopped(1), m_plan.clientIdForLog);
+    if (!logReason.isEmpty()) { // empty: the caller logged it its own way
+        qCWarning(lcProxy).noquote()
+            << QStringLiteral("[%1] aggregate for model %2 failed: %3: %4 \"%5\" upstream=%6%7")
+                   .arg(QString::fromLatin1(m_plan.requestId), m_plan.modelId, logReason,
+                        QString::fromLatin1(m_plan.method), upstreamUrlForLog(),
+                        quoteForLog(m_upstreamRequestId).mid(1).chopped(1), m_plan.clientIdForLog);
+    }
     countRequest(502);
     // The upstream answered, so its id (when it sent one) is the one to quote.
     const QByteArray id = m_upstreamRequestId.isEmpty() ? m_plan.requestId : m_upstreamRequestId;
@@ -413,10 +431,70 @@ void ForwardExchange::onClientGone()
                         m_plan.clientIdForLog);
     }
     m_done = true;
+    stopWatch();
     if (m_call) {
         m_call->disconnect(this);
         m_call->abort();
     }
+}
+
+void ForwardExchange::startWatch(bool keepalive)
+{
+    m_watch = StreamWatch::create(m_plan.streamIdleTimeout, m_plan.sseKeepalive, keepalive,
+                                  m_call.get(), this);
+    if (m_watch) {
+        connect(m_watch, &StreamWatch::stalled, this, &ForwardExchange::onStalled);
+        connect(m_watch, &StreamWatch::keepaliveDue, this, &ForwardExchange::onKeepaliveDue);
+    }
+}
+
+void ForwardExchange::stopWatch()
+{
+    if (m_watch) {
+        m_watch->stop();
+    }
+}
+
+void ForwardExchange::onStalled()
+{
+    if (m_done || !m_call || !m_writer || m_upstreamDone) {
+        return;
+    }
+    if (m_call->bytesAvailable() > 0) {
+        // Bytes wait for a slow client (backpressure): the upstream is not the silent one.
+        m_watch->upstreamActivity();
+        return;
+    }
+    qCWarning(lcProxy).noquote() << QStringLiteral("[%1] stream idle for %2 after %3 bytes: %4 "
+                                                   "\"%5\"%6")
+                                        .arg(QString::fromLatin1(m_plan.requestId),
+                                             m_plan.streamIdleTimeoutText)
+                                        .arg(m_upstreamBytes)
+                                        .arg(QString::fromLatin1(m_plan.method),
+                                             upstreamUrlForLog(), m_plan.clientIdForLog);
+    m_metrics.add(metric::streamIdleTimeouts, metric::modelLabels(m_plan.modelId));
+    m_done = true;
+    stopWatch();
+    if (m_aggregator) { // nothing was sent yet: a 502, and the upstream call aborted
+        return answerAggregateFailure(
+            openAiErrorJson(QStringLiteral("upstream stream stalled (request id: %1)")
+                                .arg(QString::fromLatin1(m_plan.requestId)),
+                            QStringLiteral("upstream_error"), "upstream_stalled"),
+            QString());
+    }
+    m_call->disconnect(this);
+    m_call->abort(); // closes the upstream connection: a wedged worker holds nothing of ours
+    m_writer->breakConnection(); // chunked: no last chunk; Content-Length: short; then closed
+}
+
+void ForwardExchange::onKeepaliveDue()
+{
+    // Skipped while the client is backed up or bytes wait: the next tick tries again.
+    if (m_done || !m_call || !m_writer || m_call->bytesAvailable() > 0 || !m_writer->isWritable()) {
+        return;
+    }
+    m_writer->writeBody(kKeepaliveComment.toByteArray());
+    m_metrics.add(metric::sseKeepalives, metric::modelLabels(m_plan.modelId));
 }
 
 } // namespace slp

@@ -16,6 +16,7 @@ class ExchangeCounter;
 class MetricsRegistry;
 class ResponseWriter;
 class SseAggregator;
+class StreamWatch;
 
 // Everything the router decided about one request before it goes upstream.
 struct ForwardPlan
@@ -28,9 +29,14 @@ struct ForwardPlan
     QByteArray method;
     QByteArray target; // path and query as the client sent them
     std::chrono::milliseconds timeout{60000};
-    QString timeoutText;                  // as written in the config, for the 502 and the log
-    int maxAttempts = 1;                  // 2 with retry: true
+    QString timeoutText; // as written in the config, for the 502 and the log
+    int maxAttempts = 1; // 2 with retry: true
     ExchangeCounter *exchanges = nullptr; // the daemon's, when it drains on exchanges
+    // After the response head: no upstream body byte for this long breaks the response (0: off).
+    std::chrono::milliseconds streamIdleTimeout{0};
+    QString streamIdleTimeoutText; // as formatGoDuration spells the route's value, for the log
+    // A relayed text/event-stream silent this long gets ": keep-alive\n\n" at a boundary (0: off).
+    std::chrono::milliseconds sseKeepalive{0};
     bool logRequests = false;
     // aggregate: true and a non-streaming chat/completions request: the upstream was asked to
     // stream and the SSE is reassembled into the JSON the client asked for.
@@ -64,6 +70,10 @@ private:
     void onFinished();
     void onTimeout();
     void onClientGone();
+    void startWatch(bool keepalive);
+    void stopWatch();
+    void onStalled();
+    void onKeepaliveDue();
     void relay();
     void complete();
     void failBeforeHead();
@@ -91,12 +101,14 @@ private:
     bool m_bodyless = false; // the upstream's status carries no body
     int m_status = 0;
     qint64 m_latencyNs = 0;
-    qint64 m_handOverNs = 0; // complete request -> handed to the transport (first attempt)
-    qint64 m_bytesDown = 0;
+    qint64 m_handOverNs = 0;      // complete request -> handed to the transport (first attempt)
+    qint64 m_bytesDown = 0;       // upstream body bytes relayed (keep-alive comments excluded)
+    qint64 m_upstreamBytes = 0;   // upstream body bytes read, relayed or aggregated
     qint64 m_expectedLength = -1; // the upstream's Content-Length, when it gave one
     QByteArray m_upstreamRequestId;
     std::unique_ptr<SseAggregator> m_aggregator; // set while reassembling a stream
     HeaderList m_aggregateHeaders;               // the upstream's head, held until the end
+    StreamWatch *m_watch = nullptr;              // child; only when the route sets a stream timer
 };
 
 } // namespace slp

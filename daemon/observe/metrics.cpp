@@ -187,6 +187,12 @@ void declareSlpMetrics(MetricsRegistry &registry)
         {1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 1e-1});
     registry.declare(metric::routeInflight, T::Gauge,
                      QStringLiteral("Requests being forwarded right now, by route."));
+    registry.declare(metric::streamIdleTimeouts, T::Counter,
+                     QStringLiteral("Responses cut because the upstream sent no body byte for "
+                                    "the route's stream_idle_timeout."));
+    registry.declare(metric::sseKeepalives, T::Counter,
+                     QStringLiteral("Keep-alive comments written into silent event streams "
+                                    "(the route's sse_keepalive)."));
 }
 
 PromLabels metric::modelLabels(const QString &modelId)

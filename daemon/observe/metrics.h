@@ -74,6 +74,8 @@ inline const QString acceptedConnections = QStringLiteral("slp_accepted_connecti
 inline const QString consecutiveFailures = QStringLiteral("slp_upstream_consecutive_failures");
 inline const QString overhead = QStringLiteral("slp_overhead_seconds");
 inline const QString routeInflight = QStringLiteral("slp_route_inflight_requests");
+inline const QString streamIdleTimeouts = QStringLiteral("slp_stream_idle_timeouts_total");
+inline const QString sseKeepalives = QStringLiteral("slp_sse_keepalives_total");
 
 // Requests whose model is missing or not routed: never the client's string as a label.
 inline const QString unknownModel = QStringLiteral("unknown");

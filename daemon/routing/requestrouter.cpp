@@ -172,6 +172,12 @@ void RequestRouter::forward(InboundRequest &request, ResponseWriter *writer)
     plan.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(route.timeout);
     plan.timeoutText = route.timeoutText;
     plan.maxAttempts = route.retry ? 2 : 1;
+    // Rounded up: a sub-millisecond value is still on, never silently 0 (off).
+    plan.streamIdleTimeout = std::chrono::ceil<std::chrono::milliseconds>(route.streamIdleTimeout);
+    if (route.streamIdleTimeout.count() > 0) {
+        plan.streamIdleTimeoutText = formatGoDuration(route.streamIdleTimeout);
+    }
+    plan.sseKeepalive = std::chrono::ceil<std::chrono::milliseconds>(route.sseKeepalive);
     plan.logRequests = m_options.logRequests;
     plan.exchanges = m_options.exchanges;
     plan.request.method = request.method;

@@ -1,7 +1,8 @@
 // Debian's Caddy in front of the real `slp` (README "Install and operate"; resources/caddy/):
 // `tls internal` on 127.0.0.1, HTTP/2 to the client, `reverse_proxy` with `flush_interval -1`.
-// A streamed answer arrives over HTTP/2 piece by piece; errors SLP answers keep SLP's request
-// id through Caddy; two slp instances behind one Caddy (round robin, health checks,
+// A streamed answer arrives over HTTP/2 piece by piece, and so do the ": keep-alive" comments
+// of an sse_keepalive route during a silence (the events unchanged); errors SLP answers keep SLP's
+// request id through Caddy; two slp instances behind one Caddy (round robin, health checks,
 // lb_try_duration, buffer_requests): with one killed, requests keep flowing through the other.
 // (Without buffer_requests, Debian's Caddy 2.6.2 answers 502 to the POST it retries after a
 // dial error, "body closed by handler": caddyserver/caddy#5454.)
@@ -77,6 +78,7 @@ private slots:
     void cleanupTestCase();
 
     void streamOverHttp2ArrivesPieceByPiece();
+    void keepaliveCommentsPassThrough();
     void errorsKeepSlpRequestId();
     void twoInstancesOneKilled();
 
@@ -136,6 +138,10 @@ void TestCaddy::initTestCase()
                                           "    url: %1\n"
                                           "    model: alpha\n"
                                           "    timeout: 10s\n"
+                                          "  - name: stream-keep\n"
+                                          "    url: %1\n"
+                                          "    model: alpha\n"
+                                          "    sse_keepalive: 300ms\n"
                                           "  - name: dead\n"
                                           "    url: http://127.0.0.1:%2\n"
                                           "    model: nobody\n");
@@ -317,6 +323,57 @@ void TestCaddy::streamOverHttp2ArrivesPieceByPiece()
     const QList<QByteArray> events = sseData(stream.stdoutBytes());
     QVERIFY(events.size() >= 10);
     QCOMPARE(events.last().left(6), QByteArray("[DONE]"));
+}
+
+void TestCaddy::keepaliveCommentsPassThrough()
+{
+    // Three events, 1.5 s of silence, the rest, on a route with sse_keepalive: 300ms. Through
+    // Caddy (HTTP/2, flush_interval -1) the comments reach curl during the silence, and the
+    // events around them are the mock's, byte for byte.
+    ChildProcess stream;
+    const QString headFile = m_dir.filePath(QStringLiteral("keep-head"));
+    QElapsedTimer clock;
+    clock.start();
+    QVERIFY(stream.start(
+        m_curlBin,
+        {"-sS", "-k", "-N", "--http2", "--max-time", "30", "-D", headFile, "-H",
+         "Content-Type: application/json", "-H", "X-Mock-Pause-After: 3", "-H",
+         "X-Mock-Pause-Ms: 1500", "--data-binary",
+         QStringLiteral(R"({"model":"stream-keep","stream":true,"messages":[{"role":"user",)"
+                        R"("content":"hi"}]})"),
+         httpsUrl(m_single, "/v1/chat/completions")}));
+    const QRegularExpressionMatch comment = stream.waitForLine(
+        QRegularExpression(QStringLiteral("^: keep-alive$")), 15000, ChildProcess::Channel::StdOut);
+    const qint64 commentMs = clock.elapsed();
+    QVERIFY2(comment.hasMatch(), qPrintable(stream.allOutput() + logs()));
+    const QRegularExpressionMatch done =
+        stream.waitForLine(QRegularExpression(QStringLiteral("^data: \\[DONE\\]")), 20000,
+                           ChildProcess::Channel::StdOut);
+    const qint64 doneMs = clock.elapsed();
+    QVERIFY2(done.hasMatch(), qPrintable(stream.allOutput() + logs()));
+    QVERIFY(stream.waitForExit(10000));
+    QCOMPARE(stream.exitCode(), 0);
+    const QByteArray body = stream.stdoutBytes();
+    const int comments = int(body.count(": keep-alive\n\n"));
+    qInfo() << "first comment through caddy at" << commentMs << "ms, [DONE] at" << doneMs << "ms,"
+            << comments << "comments";
+    // The first comment came while the upstream was silent, not flushed with the rest.
+    QVERIFY2(doneMs - commentMs >= 600,
+             qPrintable(QStringLiteral("comment %1 ms, done %2 ms").arg(commentMs).arg(doneMs)));
+    QVERIFY2(comments >= 2 && comments <= 5, QByteArray::number(comments));
+    QFile f(headFile);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray head = f.readAll();
+    QVERIFY2(head.startsWith("HTTP/2 200"), head.constData());
+    QVERIFY2(dumpedHeader(head, "content-type").startsWith("text/event-stream"), head.constData());
+    // Only comments were added, each at an event boundary.
+    const QJsonArray records = m_mockA.requests();
+    QVERIFY(!records.isEmpty());
+    const QByteArray upstream = MockUpstream::responseBody(records.last().toObject());
+    QByteArray stripped = body;
+    while (stripped.contains("\n\n: keep-alive\n\n")) // one pass leaves every second one
+        stripped.replace("\n\n: keep-alive\n\n", "\n\n");
+    QCOMPARE(stripped, upstream);
 }
 
 void TestCaddy::errorsKeepSlpRequestId()

@@ -1,6 +1,8 @@
-// The real `openai` npm client against the real slp: list models, chat, streamed chat,
-// embeddings, and errors surfacing with their messages (maxRetries: 0, as a 502 would
-// otherwise be retried twice by the client).
+// The real `openai` npm client against the real slp: list models, chat, streamed chat (also
+// through an sse_keepalive route whose comments fill a silence: the stream parses and its
+// content is unchanged), embeddings, and errors surfacing with their messages (maxRetries: 0,
+// as a 502 would otherwise be retried twice by the client).
+#include "prometheustext.h"
 #include "testsupport.h"
 
 #include <QJsonDocument>
@@ -42,6 +44,10 @@ backends:
     model: Qwen3-8B-AWQ
   - name: down
     url: http://127.0.0.1:%2
+  - name: qwen-keep
+    url: %1
+    model: Qwen3-8B-AWQ
+    sse_keepalive: 200ms
 )")
                                .arg(m_mock.url())
                                .arg(m_closedPort);
@@ -61,8 +67,9 @@ void TestOpenAiClient::everyCallThroughTheClient()
 
     const QJsonObject models = out.value(QStringLiteral("models")).toObject();
     QVERIFY(models.value(QStringLiteral("ok")).toBool());
-    QCOMPARE(models.value(QStringLiteral("value")).toVariant().toStringList(),
-             QStringList({QStringLiteral("qwen"), QStringLiteral("down")}));
+    QCOMPARE(
+        models.value(QStringLiteral("value")).toVariant().toStringList(),
+        QStringList({QStringLiteral("qwen"), QStringLiteral("down"), QStringLiteral("qwen-keep")}));
 
     const QJsonObject chat = out.value(QStringLiteral("chat")).toObject();
     QVERIFY2(chat.value(QStringLiteral("ok")).toBool(), QJsonDocument(chat).toJson().constData());
@@ -83,6 +90,31 @@ void TestOpenAiClient::everyCallThroughTheClient()
     QCOMPARE(streamValue.value(QStringLiteral("finish")).toString(), QStringLiteral("stop"));
     QVERIFY2(streamValue.value(QStringLiteral("usage")).isObject(),
              "usage on the final chunk must reach the client");
+
+    // Keep-alive comments are invisible to the client: the same chunks, the same text.
+    const QJsonObject keepalive = out.value(QStringLiteral("keepalive")).toObject();
+    const QJsonObject reference = out.value(QStringLiteral("keepaliveReference")).toObject();
+    QVERIFY2(keepalive.value(QStringLiteral("ok")).toBool(),
+             QJsonDocument(keepalive).toJson().constData());
+    QVERIFY2(reference.value(QStringLiteral("ok")).toBool(),
+             QJsonDocument(reference).toJson().constData());
+    QJsonObject kept = keepalive.value(QStringLiteral("value")).toObject();
+    QJsonObject plain = reference.value(QStringLiteral("value")).toObject();
+    qInfo() << "through sse_keepalive:" << kept;
+    QCOMPARE(kept.value(QStringLiteral("finish")).toString(), QStringLiteral("stop"));
+    QVERIFY(kept.value(QStringLiteral("content")).toString().contains(QStringLiteral("Hello")));
+    kept.remove(QStringLiteral("usage")); // its token counts are the only thing that may vary
+    plain.remove(QStringLiteral("usage"));
+    QCOMPARE(kept, plain);
+    // ... and they were there: five or six in the 1.2 s silence.
+    const HttpResult metrics = httpRequest("GET", m_slp.url() + "/metrics");
+    const double comments =
+        slp::findPromSample(slp::parsePromText(metrics.body).samples,
+                            QStringLiteral("slp_sse_keepalives_total"),
+                            {{QStringLiteral("model_id"), QStringLiteral("qwen-keep")}})
+            .value_or(-1);
+    qInfo() << "keep-alive comments written:" << comments;
+    QVERIFY2(comments >= 2, QByteArray::number(comments));
 
     const QJsonObject embeddings = out.value(QStringLiteral("embeddings")).toObject();
     QVERIFY2(embeddings.value(QStringLiteral("ok")).toBool(),

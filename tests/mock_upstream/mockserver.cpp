@@ -167,6 +167,16 @@ qint64 MockServer::record(const Connection &conn, const Request &request)
     return m_records.last().seq;
 }
 
+void MockServer::recordResponseBody(qint64 seq, const QByteArray &body)
+{
+    for (RecordedRequest &r : m_records) {
+        if (r.seq == seq) {
+            r.responseBody = body;
+            r.responseRecorded = true;
+        }
+    }
+}
+
 void MockServer::peerClosed(qint64 connectionId)
 {
     const qint64 now = nowMs();
@@ -237,6 +247,8 @@ QByteArray MockServer::requestsJson(qint64 since) const
         };
         if (r.request.body.size() <= RecordBodyLimit)
             o.insert("body_b64", QString::fromLatin1(r.request.body.toBase64()));
+        if (r.responseRecorded && r.responseBody.size() <= RecordBodyLimit)
+            o.insert("response_b64", QString::fromLatin1(r.responseBody.toBase64()));
         out.append(o);
     }
     return QJsonDocument(out).toJson(QJsonDocument::Compact);
@@ -456,6 +468,8 @@ Connection::Knobs Connection::parseKnobs(const Request &r)
     k.intervalMs = std::max(0, intHeader(r, "x-mock-event-interval-ms", 0));
     k.pauseAfter = intHeader(r, "x-mock-pause-after", -1);
     k.pauseMs = std::max(0, intHeader(r, "x-mock-pause-ms", 0));
+    k.pauseMidEvent = flagHeader(r, "x-mock-pause-mid-event");
+    k.bodyPauseMs = std::max(0, intHeader(r, "x-mock-body-pause-ms", 0));
     k.dropAfter = intHeader(r, "x-mock-drop-after", -1);
     k.errorAfter = intHeader(r, "x-mock-stream-error-after", -1);
     k.ignoreStream = flagHeader(r, "x-mock-ignore-stream");
@@ -493,6 +507,7 @@ void Connection::dispatch(Request request)
     const QByteArray requestId = m_server->newRequestId();
     const QByteArray path = request.path();
 
+    m_recordSeq = 0;
     if (path.startsWith("/__mock/")) {
         m_knobs = Knobs();
         const MockServer::Reply reply = m_server->handleControl(request);
@@ -500,7 +515,7 @@ void Connection::dispatch(Request request)
         return;
     }
 
-    m_server->record(*this, request);
+    m_recordSeq = m_server->record(*this, request);
     m_server->requestStarted();
     m_countedInFlight = true;
     m_knobs = parseKnobs(request);
@@ -663,12 +678,19 @@ void Connection::respondGenerated(const Request &request, const QByteArray &requ
     if (delay > 0)
         m_steps.append({Step::Wait, {}, delay, false});
     QByteArray pending = head(200, requestId, extra, request);
+    QByteArray sent; // the body as planned, for the record
+    const auto frame = [chunked](QByteArrayView bytes) {
+        return chunked ? wire::chunk(bytes) : bytes.toByteArray();
+    };
     for (qsizetype i = 0; i < events.size(); ++i) {
         if (i == m_knobs.dropAfter)
             break;
+        // X-Mock-Pause-Mid-Event: the pause splits event pauseAfter in two halves (its own
+        // chunks), so a relay sits inside a partly sent event for the whole pause.
+        const bool split = m_knobs.pauseMidEvent && i == m_knobs.pauseAfter && m_knobs.pauseMs > 0;
         if (i > 0) {
             qint64 gap = m_knobs.intervalMs;
-            if (i == m_knobs.pauseAfter)
+            if (i == m_knobs.pauseAfter && !split)
                 gap += m_knobs.pauseMs;
             if (gap > 0) {
                 m_steps.append({Step::Write, pending, 0, false});
@@ -676,8 +698,18 @@ void Connection::respondGenerated(const Request &request, const QByteArray &requ
                 m_steps.append({Step::Wait, {}, gap, false});
             }
         }
-        pending += chunked ? wire::chunk(events[i]) : events[i];
+        sent += events[i];
+        if (split) {
+            const qsizetype half = events[i].size() / 2;
+            m_steps.append({Step::Write, pending + frame(events[i].left(half)), 0, false});
+            pending.clear();
+            m_steps.append({Step::Wait, {}, m_knobs.pauseMs, false});
+            pending += frame(events[i].mid(half));
+            continue;
+        }
+        pending += frame(events[i]);
     }
+    m_server->recordResponseBody(m_recordSeq, sent);
     if (m_knobs.dropAfter >= 0 && m_knobs.dropAfter < events.size()) {
         if (m_knobs.pauseAfter == m_knobs.dropAfter && m_knobs.pauseMs > 0) {
             m_steps.append({Step::Write, pending, 0, false});
@@ -718,13 +750,22 @@ void Connection::respondSimple(const Request &request, const QByteArray &request
     if (delayMs > 0)
         m_steps.append({Step::Wait, {}, delayMs, false});
     const QByteArray h = head(status, requestId, extra, request);
+    m_server->recordResponseBody(m_recordSeq, payload);
     if (dropAfterBytes >= 0 && dropAfterBytes < payload.size()) {
         m_steps.append({Step::Write, h + payload.left(dropAfterBytes), 0, false});
         m_steps.append({Step::Drop, {}, 0, false});
         pump();
         return;
     }
-    m_steps.append({Step::Write, h + payload, 0, false});
+    if (m_knobs.bodyPauseMs > 0 && payload.size() > 1) {
+        // X-Mock-Body-Pause-Ms: the head and half the body, a pause, then the rest.
+        const qsizetype half = payload.size() / 2;
+        m_steps.append({Step::Write, h + payload.left(half), 0, false});
+        m_steps.append({Step::Wait, {}, m_knobs.bodyPauseMs, false});
+        m_steps.append({Step::Write, payload.mid(half), 0, false});
+    } else {
+        m_steps.append({Step::Write, h + payload, 0, false});
+    }
     if (m_knobs.closeDelimited)
         m_steps.append({Step::Close, {}, 0, false});
     m_steps.append({Step::Finish, {}, 0, false});

@@ -34,6 +34,9 @@ struct RecordedRequest
     Request request;
     qint64 arrivedMs = 0;     // on the server's clock
     qint64 peerClosedMs = -1; // -1: still open, or closed by us
+    // The body bytes of the answer as planned (de-chunked), for byte-exact relay checks.
+    QByteArray responseBody;
+    bool responseRecorded = false;
 };
 
 // A vLLM-like OpenAI server with knobs for failure tests. All state lives on one thread;
@@ -53,6 +56,7 @@ public:
     QByteArray newRequestId() const;
     const QByteArray &idPrefix() const { return m_idPrefix; }
     qint64 record(const Connection &conn, const Request &request);
+    void recordResponseBody(qint64 seq, const QByteArray &body);
     void peerClosed(qint64 connectionId);
     void connectionClosed();
     void requestStarted();
@@ -145,6 +149,8 @@ private:
         int intervalMs = 0;
         int pauseAfter = -1;
         int pauseMs = 0;
+        bool pauseMidEvent = false; // the pause falls inside event pauseAfter, not before it
+        int bodyPauseMs = 0;        // a whole (JSON) answer pauses this long halfway
         int dropAfter = -1;
         int errorAfter = -1;
         QList<QByteArray> headers;
@@ -184,6 +190,7 @@ private:
     qint64 m_largeOffset = 0;
     QList<Step> m_steps;
     Knobs m_knobs;
+    qint64 m_recordSeq = 0; // the record of the request being answered (0: a control request)
 };
 
 } // namespace slp::mock

@@ -33,10 +33,11 @@ await step('chat', async () => {
     });
     return { model: r.model, content: r.choices[0].message.content, usage: r.usage };
 });
-await step('stream', async () => {
+// A streamed chat, read the way an application reads it.
+async function streamChat(model, headers) {
     const stream = await client.chat.completions.create({
-        model: 'qwen', stream: true, messages: [{ role: 'user', content: 'Hello' }],
-    });
+        model, stream: true, messages: [{ role: 'user', content: 'Hello' }],
+    }, { headers });
     let content = '';
     let reasoning = '';
     let chunks = 0;
@@ -51,7 +52,14 @@ await step('stream', async () => {
         if (chunk.usage) usage = chunk.usage;
     }
     return { chunks, content, reasoning, usage, finish };
-});
+}
+
+await step('stream', async () => streamChat('qwen'));
+// The same stream with a 1.2 s silence between events, through a route with sse_keepalive
+// (": keep-alive" comments fill the silence) and through one without, for comparison.
+const paused = { 'X-Mock-Pause-After': '3', 'X-Mock-Pause-Ms': '1200' };
+await step('keepalive', async () => streamChat('qwen-keep', paused));
+await step('keepaliveReference', async () => streamChat('qwen', paused));
 await step('embeddings', async () => {
     const r = await client.embeddings.create({ model: 'qwen', input: 'hello' });
     return { count: r.data.length, dims: r.data[0].embedding.length };

@@ -101,6 +101,11 @@ QByteArray MockUpstream::body(const QJsonObject &recorded)
     return QByteArray::fromBase64(recorded.value("body_b64").toString().toLatin1());
 }
 
+QByteArray MockUpstream::responseBody(const QJsonObject &recorded)
+{
+    return QByteArray::fromBase64(recorded.value("response_b64").toString().toLatin1());
+}
+
 HeaderList MockUpstream::headers(const QJsonObject &recorded)
 {
     HeaderList out;

@@ -38,6 +38,8 @@ public:
 
     // Helpers over one element of requests().
     static QByteArray body(const QJsonObject &recorded);
+    // The body the mock answered with (de-chunked, as planned before any drop).
+    static QByteArray responseBody(const QJsonObject &recorded);
     static HeaderList headers(const QJsonObject &recorded);
     static QByteArray header(const QJsonObject &recorded, QByteArrayView name);
 

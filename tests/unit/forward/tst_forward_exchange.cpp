@@ -2,9 +2,11 @@
 // ForwardExchange against a fake UpstreamTransport (the seam): the test plays the upstream,
 // call by call, and reads what a real client socket on 127.0.0.1 receives through a real
 // ClientConnection and ResponseWriter. Covers the single re-dial, the time-to-first-byte
-// timeout, the client leaving, aggregation and backpressure.
+// timeout, the client leaving, aggregation and backpressure, and the per-route stream timers
+// (stream_idle_timeout, sse_keepalive) with the SSE boundary tracker they rely on.
 
 #include "forward/forwardexchange.h"
+#include "forward/streamwatch.h"
 #include "http/clientconnection.h"
 #include "http/errorbody.h"
 #include "http/responsewriter.h"
@@ -30,6 +32,8 @@ using slp::HeaderList;
 using slp::MetricsRegistry;
 using slp::ResponseContext;
 using slp::ResponseWriter;
+using slp::SseBoundary;
+using slp::StreamWatch;
 using slp::UpstreamCall;
 using slp::UpstreamHead;
 using slp::UpstreamRequest;
@@ -274,12 +278,93 @@ struct Exchange
         exchange = new ForwardExchange(std::move(p), transport, metrics, writer); // child of writer
         exchange->start();
     }
+    // An exchange still running when the test ends goes first: it reports to `metrics`.
+    ~Exchange() { delete exchange.data(); }
     MetricsRegistry metrics;
     QPointer<ResponseWriter> writer;
     QPointer<ForwardExchange> exchange;
 };
 
 const HeaderList kJsonHead{{"Content-Type", "application/json"}};
+const HeaderList kSseHead{{"Content-Type", "text/event-stream; charset=utf-8"}};
+const QByteArray kComment = ": keep-alive\n\n";
+
+// The chunks' data of a chunked response (head skipped), in order; `ended` says whether the
+// last chunk (0) was there.
+QList<QByteArray> chunksOf(const QByteArray &raw, bool *ended = nullptr)
+{
+    QList<QByteArray> out;
+    qsizetype at = raw.indexOf("\r\n\r\n");
+    if (ended) {
+        *ended = false;
+    }
+    if (at < 0) {
+        return out;
+    }
+    at += 4;
+    while (at < raw.size()) {
+        const qsizetype eol = raw.indexOf("\r\n", at);
+        if (eol < 0) {
+            break;
+        }
+        bool ok = false;
+        const qsizetype size = raw.mid(at, eol - at).toLongLong(&ok, 16);
+        if (!ok || eol + 2 + size + 2 > raw.size()) {
+            break;
+        }
+        if (size == 0) {
+            if (ended) {
+                *ended = true;
+            }
+            break;
+        }
+        out.append(raw.mid(eol + 2, size));
+        at = eol + 2 + size + 2;
+    }
+    return out;
+}
+
+// Checks that every keep-alive comment chunk follows an event boundary of the upstream bytes
+// before it (or nothing); returns the number of comments, -1 when one is misplaced.
+int checkComments(const QList<QByteArray> &chunks)
+{
+    int comments = 0;
+    SseBoundary boundary;
+    for (const QByteArray &chunk : chunks) {
+        if (chunk == kComment) {
+            if (!boundary.atBoundary()) {
+                return -1;
+            }
+            ++comments;
+            continue;
+        }
+        boundary.feed(chunk);
+    }
+    return comments;
+}
+
+QByteArray withoutComments(const QList<QByteArray> &chunks)
+{
+    QByteArray out;
+    for (const QByteArray &chunk : chunks) {
+        out += chunk == kComment ? QByteArray() : chunk;
+    }
+    return out;
+}
+
+ForwardPlan watchedPlan(std::chrono::milliseconds idle, std::chrono::milliseconds keepalive)
+{
+    ForwardPlan p = plan(1, std::chrono::seconds(5), QStringLiteral("5s"));
+    p.streamIdleTimeout = idle;
+    p.streamIdleTimeoutText = QStringLiteral("%1ms").arg(idle.count());
+    p.sseKeepalive = keepalive;
+    return p;
+}
+
+double modelCounter(const MetricsRegistry &metrics, const QString &name)
+{
+    return metrics.value(name, {{QStringLiteral("model_id"), QStringLiteral("m")}});
+}
 
 } // namespace
 
@@ -711,6 +796,298 @@ private Q_SLOTS:
         const qint64 framed = chunks * (5 + 2 + 64 * 1024 + 2) + 5; // "10000\r\n" ... "\r\n"
         QCOMPARE(qint64(got.size() - bodyStart), framed);
         QVERIFY(!pair.closed());
+    }
+
+    // The tracker behind sse_keepalive: a boundary is a blank line as "\n\n", "\r\n\r\n" or
+    // "\r\r", wherever the pieces split it; nothing fed yet counts as one.
+    void sseBoundary_data()
+    {
+        QTest::addColumn<QByteArrayList>("pieces");
+        QTest::addColumn<bool>("atBoundary");
+        QTest::newRow("nothing yet") << QByteArrayList{} << true;
+        QTest::newRow("empty piece") << QByteArrayList{""} << true;
+        QTest::newRow("LF event") << QByteArrayList{"data: 1\n\n"} << true;
+        QTest::newRow("CRLF event") << QByteArrayList{"data: 1\r\n\r\n"} << true;
+        QTest::newRow("CR event") << QByteArrayList{"data: 1\r\r"} << true;
+        QTest::newRow("CRLF then LF") << QByteArrayList{"data: 1\r\n\n"} << true;
+        QTest::newRow("one line only") << QByteArrayList{"data: 1\n"} << false;
+        QTest::newRow("one CRLF line") << QByteArrayList{"data: 1\r\n"} << false;
+        QTest::newRow("half a CRLF blank line") << QByteArrayList{"data: 1\r\n\r"} << false;
+        QTest::newRow("inside the next event") << QByteArrayList{"data: 1\n\ndata: 2"} << false;
+        QTest::newRow("LF split") << QByteArrayList{"data: 1\n", "\n"} << true;
+        QTest::newRow("CRLF split 3+1") << QByteArrayList{"data: 1\r\n\r", "\n"} << true;
+        QTest::newRow("CRLF split 1+3") << QByteArrayList{"data: 1\r", "\n\r\n"} << true;
+        QTest::newRow("CRLF byte by byte")
+            << QByteArrayList{"d", ":", "\r", "\n", "\r", "\n"} << true;
+        QTest::newRow("CR split") << QByteArrayList{"data: 1\r", "\r"} << true;
+        QTest::newRow("boundary then a byte") << QByteArrayList{"data: 1\n\n", "d"} << false;
+        QTest::newRow("long piece then tail")
+            << QByteArrayList{QByteArray(100000, 'x') + "\n", "\n"} << true;
+        QTest::newRow("mixed LF CRLF is not taken") << QByteArrayList{"data: 1\n\r\n"} << false;
+        QTest::newRow("comment event") << QByteArrayList{": ping\n\n"} << true;
+    }
+    void sseBoundary()
+    {
+        QFETCH(QByteArrayList, pieces);
+        QFETCH(bool, atBoundary);
+        SseBoundary boundary;
+        for (const QByteArray &piece : pieces) {
+            boundary.feed(piece);
+        }
+        QCOMPARE(boundary.atBoundary(), atBoundary);
+    }
+
+    // A route without the keys arms nothing: no watch object, no timer, bytes as before.
+    void noStreamKeysNoWatch()
+    {
+        Pair pair;
+        FakeTransport transport;
+        Exchange ex(pair, transport, plan(1, std::chrono::seconds(5), QStringLiteral("5s")));
+        FakeCall *call = transport.call(0);
+        call->sendHead(200, kSseHead);
+        call->push("data: 1\n\n");
+        QVERIFY(ex.exchange);
+        QVERIFY(!ex.exchange->findChild<StreamWatch *>());
+        QTest::qWait(300);
+        call->push("data: 2\n\n");
+        call->succeed();
+        const QByteArray expected = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; "
+                                    "charset=utf-8\r\nX-Request-Id: slpqtest0001\r\n"
+                                    "Transfer-Encoding: chunked\r\n\r\n"
+                                    "9\r\ndata: 1\n\n\r\n9\r\ndata: 2\n\n\r\n0\r\n\r\n";
+        QVERIFY(pair.receive(expected.size()));
+        QCOMPARE(pair.received(), expected);
+    }
+
+    // stream_idle_timeout 300ms: two events, then silence; the client's chunked response is
+    // cut (no last chunk, connection closed) within the timeout plus 0.5 s, the upstream call
+    // aborted, the stall counted.
+    void idleTimeoutBreaksRelayedStream()
+    {
+        Pair pair;
+        FakeTransport transport;
+        Exchange ex(pair, transport,
+                    watchedPlan(std::chrono::milliseconds(300), std::chrono::milliseconds(0)));
+        FakeCall *call = transport.call(0);
+        call->sendHead(200, kSseHead);
+        call->push("data: 1\n\n");
+        QElapsedTimer clock;
+        clock.start();
+        call->push("data: 2\n\n");
+        QVERIFY(pair.waitClosed());
+        const qint64 cutMs = clock.elapsed();
+        qInfo() << "stalled stream cut after" << cutMs << "ms (stream_idle_timeout 300ms)";
+        QVERIFY2(cutMs >= 290 && cutMs < 800, QByteArray::number(cutMs));
+        QVERIFY(transport.log(0).aborted);
+        pair.setReading(true);
+        bool ended = true;
+        const QList<QByteArray> chunks = chunksOf(pair.received(), &ended);
+        QVERIFY(!ended);
+        QCOMPARE(chunks, (QList<QByteArray>{"data: 1\n\n", "data: 2\n\n"}));
+        QVERIFY(pair.received().endsWith("data: 2\n\n\r\n"));
+        QCOMPARE(modelCounter(ex.metrics, slp::metric::streamIdleTimeouts), 1.0);
+    }
+
+    // With a Content-Length the cut leaves the body short, then closed.
+    void idleTimeoutLeavesLengthShort()
+    {
+        Pair pair;
+        FakeTransport transport;
+        Exchange ex(pair, transport,
+                    watchedPlan(std::chrono::milliseconds(200), std::chrono::milliseconds(0)));
+        FakeCall *call = transport.call(0);
+        call->sendHead(200, kJsonHead, 10);
+        call->push("hello");
+        QVERIFY(pair.waitClosed());
+        pair.setReading(true);
+        QCOMPARE(pair.received(),
+                 QByteArray("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                            "X-Request-Id: slpqtest0001\r\nContent-Length: 10\r\n\r\nhello"));
+        QVERIFY(transport.log(0).aborted);
+    }
+
+    // Bytes every 150 ms keep a 400 ms idle timeout from firing, however long the stream.
+    void idleTimeoutSparedByActivity()
+    {
+        Pair pair;
+        FakeTransport transport;
+        Exchange ex(pair, transport,
+                    watchedPlan(std::chrono::milliseconds(400), std::chrono::milliseconds(0)));
+        FakeCall *call = transport.call(0);
+        call->sendHead(200, kSseHead);
+        for (int i = 0; i < 8; ++i) {
+            call->push("data: " + QByteArray::number(i) + "\n\n");
+            QTest::qWait(150);
+            QVERIFY(!transport.log(0).aborted);
+        }
+        call->succeed();
+        QVERIFY(waitFor([&] { return pair.received().endsWith("\r\n0\r\n\r\n"); }));
+        QCOMPARE(modelCounter(ex.metrics, slp::metric::streamIdleTimeouts), 0.0);
+        QVERIFY(!pair.closed());
+    }
+
+    // On an aggregate route nothing was sent: the stall is a 502 with its own message.
+    void idleTimeoutAggregateIs502()
+    {
+        Pair pair;
+        FakeTransport transport;
+        ForwardPlan p = watchedPlan(std::chrono::milliseconds(300), std::chrono::milliseconds(100));
+        p.aggregate = ForwardPlan::Aggregate::Chat;
+        Exchange ex(pair, transport, std::move(p));
+        FakeCall *call = transport.call(0);
+        call->sendHead(200, kSseHead);
+        QElapsedTimer clock;
+        clock.start();
+        call->push("data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,"
+                   "\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"},"
+                   "\"finish_reason\":null}]}\n\n");
+        QVERIFY(pair.receiveResponse());
+        const qint64 cutMs = clock.elapsed();
+        qInfo() << "stalled aggregate answered 502 after" << cutMs << "ms";
+        QVERIFY2(cutMs >= 290 && cutMs < 800, QByteArray::number(cutMs));
+        const QByteArray body = slp::openAiErrorJson(
+            QStringLiteral("upstream stream stalled (request id: slpqtest0001)"),
+            QStringLiteral("upstream_error"), "upstream_stalled");
+        // No keep-alive comment either: an aggregate route writes nothing before its answer.
+        QCOMPARE(pair.received(), "HTTP/1.1 502 Bad Gateway\r\nContent-Type: application/json\r\n"
+                                  "X-Request-Id: slpqtest0001\r\nContent-Length: " +
+                                      QByteArray::number(body.size()) + "\r\n\r\n" + body);
+        QVERIFY(transport.log(0).aborted);
+        QCOMPARE(modelCounter(ex.metrics, slp::metric::streamIdleTimeouts), 1.0);
+        QCOMPARE(modelCounter(ex.metrics, slp::metric::sseKeepalives), 0.0);
+    }
+
+    // Bytes held back for a slow client are not the upstream's silence.
+    void idleTimeoutNotWhileClientBacksUp()
+    {
+        Pair pair;
+        pair.client()->setReadBufferSize(64 * 1024);
+        pair.client()->setSocketOption(QAbstractSocket::ReceiveBufferSizeSocketOption, 64 * 1024);
+        pair.serverSide()->setSocketOption(QAbstractSocket::SendBufferSizeSocketOption, 64 * 1024);
+        pair.setReading(false);
+        FakeTransport transport;
+        Exchange ex(pair, transport,
+                    watchedPlan(std::chrono::milliseconds(200), std::chrono::milliseconds(0)));
+        FakeCall *call = transport.call(0);
+        call->generate(16ll << 20);
+        call->sendHead(200, {{"Content-Type", "application/octet-stream"}});
+        QTest::qWait(800);
+        QVERIFY(!ex.writer->isWritable());
+        QVERIFY(!transport.log(0).aborted);
+        pair.setReading(true);
+        QTRY_COMPARE_WITH_TIMEOUT(call->generatedLeft(), 0, 60000);
+        call->succeed();
+        QVERIFY(waitFor([&] { return pair.received().endsWith("\r\n0\r\n\r\n"); }, 60000));
+        QCOMPARE(modelCounter(ex.metrics, slp::metric::streamIdleTimeouts), 0.0);
+    }
+
+    // sse_keepalive 100ms: comments before the first byte and between events, never inside a
+    // partly relayed event; once that event's boundary arrives and silence goes on, they
+    // resume. The upstream's bytes come through unchanged.
+    void keepaliveOnlyAtBoundaries()
+    {
+        Pair pair;
+        FakeTransport transport;
+        Exchange ex(pair, transport,
+                    watchedPlan(std::chrono::milliseconds(0), std::chrono::milliseconds(100)));
+        FakeCall *call = transport.call(0);
+        call->sendHead(200, kSseHead);
+        QTest::qWait(250); // before any body byte
+        call->push("data: 1\n\n");
+        QTest::qWait(350); // after a whole event
+        const int beforePartial = int(pair.received().count(kComment));
+        call->push("data: par");
+        QTest::qWait(450); // inside an event: nothing
+        const int duringPartial = int(pair.received().count(kComment)) - beforePartial;
+        call->push("tial\r\n");
+        QTest::qWait(250); // a line ended, the event did not
+        const int afterLine = int(pair.received().count(kComment)) - beforePartial;
+        call->push("\r\n");
+        QTest::qWait(350);
+        call->push("data: [DONE]\n\n");
+        call->succeed();
+        QVERIFY(waitFor([&] { return pair.received().endsWith("\r\n0\r\n\r\n"); }));
+        bool ended = false;
+        const QList<QByteArray> chunks = chunksOf(pair.received(), &ended);
+        QVERIFY(ended);
+        const int comments = checkComments(chunks);
+        qInfo() << "comments:" << comments << "before the partial event:" << beforePartial
+                << "during it:" << duringPartial << "chunks:" << chunks;
+        QVERIFY2(comments >= 0, "a comment inside an event");
+        QCOMPARE(duringPartial, 0);
+        QCOMPARE(afterLine, 0);
+        QVERIFY2(beforePartial >= 3 && beforePartial <= 7, QByteArray::number(beforePartial));
+        QVERIFY2(comments - beforePartial >= 2, QByteArray::number(comments));
+        QCOMPARE(chunks.first(), kComment); // no byte yet counts as a boundary
+        QCOMPARE(withoutComments(chunks),
+                 QByteArray("data: 1\n\ndata: partial\r\n\r\ndata: [DONE]\n\n"));
+        QCOMPARE(modelCounter(ex.metrics, slp::metric::sseKeepalives), double(comments));
+    }
+
+    // Comments are not upstream activity: a silent stream with keep-alives still stalls.
+    void keepaliveDoesNotFeedIdleTimeout()
+    {
+        Pair pair;
+        FakeTransport transport;
+        Exchange ex(pair, transport,
+                    watchedPlan(std::chrono::milliseconds(500), std::chrono::milliseconds(100)));
+        FakeCall *call = transport.call(0);
+        call->sendHead(200, kSseHead);
+        QElapsedTimer clock;
+        clock.start();
+        call->push("data: 1\n\n");
+        QVERIFY(pair.waitClosed());
+        const qint64 cutMs = clock.elapsed();
+        pair.setReading(true);
+        bool ended = true;
+        const QList<QByteArray> chunks = chunksOf(pair.received(), &ended);
+        const int comments = checkComments(chunks);
+        qInfo() << "cut after" << cutMs << "ms with" << comments << "comments in between";
+        QVERIFY2(cutMs >= 490 && cutMs < 1000, QByteArray::number(cutMs));
+        QVERIFY(!ended);
+        QVERIFY2(comments >= 2 && comments <= 5, QByteArray::number(comments));
+        QCOMPARE(modelCounter(ex.metrics, slp::metric::streamIdleTimeouts), 1.0);
+    }
+
+    // Never on another content type, never past a Content-Length, never on aggregate routes.
+    void keepaliveOnlyForUnframedEventStreams_data()
+    {
+        QTest::addColumn<HeaderList>("headers");
+        QTest::addColumn<qint64>("length");
+        QTest::addColumn<bool>("aggregate");
+        QTest::newRow("json") << kJsonHead << qint64(-1) << false;
+        QTest::newRow("plain text")
+            << HeaderList{{"Content-Type", "text/plain"}} << qint64(-1) << false;
+        QTest::newRow("no content type") << HeaderList{} << qint64(-1) << false;
+        QTest::newRow("event stream with a length")
+            << (kSseHead + HeaderList{{"Content-Length", "18"}}) << qint64(18) << false;
+        QTest::newRow("aggregate") << kSseHead << qint64(-1) << true;
+    }
+    void keepaliveOnlyForUnframedEventStreams()
+    {
+        QFETCH(HeaderList, headers);
+        QFETCH(qint64, length);
+        QFETCH(bool, aggregate);
+        Pair pair;
+        FakeTransport transport;
+        ForwardPlan p = watchedPlan(std::chrono::milliseconds(0), std::chrono::milliseconds(50));
+        if (aggregate) {
+            p.aggregate = ForwardPlan::Aggregate::Chat;
+        }
+        Exchange ex(pair, transport, std::move(p));
+        FakeCall *call = transport.call(0);
+        call->sendHead(200, headers, length);
+        QVERIFY(ex.exchange);
+        QVERIFY(!ex.exchange->findChild<StreamWatch *>()); // nothing to watch: nothing armed
+        QTest::qWait(250);
+        if (!aggregate) { // (an aggregate would answer 502 to these)
+            call->push("data: 1\n\n");
+            QTest::qWait(250);
+            call->push("data: 2\n\n");
+        }
+        QTest::qWait(100);
+        QVERIFY(!pair.received().contains(kComment));
+        QCOMPARE(modelCounter(ex.metrics, slp::metric::sseKeepalives), 0.0);
     }
 };
 

@@ -266,6 +266,8 @@ void TestMetrics::slpFamiliesHaveHelpAndType()
         {"slp_upstream_consecutive_failures", "gauge"},
         {"slp_overhead_seconds", "histogram"},
         {"slp_route_inflight_requests", "gauge"},
+        {"slp_stream_idle_timeouts_total", "counter"},
+        {"slp_sse_keepalives_total", "counter"},
     };
     for (const auto &[name, type] : expected) {
         QVERIFY2(p.families.contains(name), qPrintable(name));
