@@ -29,8 +29,8 @@ struct ForwardPlan
     QByteArray method;
     QByteArray target; // path and query as the client sent them
     std::chrono::milliseconds timeout{60000};
-    QString timeoutText; // as written in the config, for the 502 and the log
-    int maxAttempts = 1; // 2 with retry: true
+    QString timeoutText;                  // as written in the config, for the 502 and the log
+    int maxAttempts = 1;                  // 2 with retry: true
     ExchangeCounter *exchanges = nullptr; // the daemon's, when it drains on exchanges
     // After the response head: no upstream body byte for this long breaks the response (0: off).
     std::chrono::milliseconds streamIdleTimeout{0};
