@@ -333,6 +333,18 @@ void ForwardExchange::onFinished()
         relay();
         return;
     }
+    if (m_call->failure() == UpstreamCall::Failure::Unsendable) {
+        // Nothing went upstream: the request itself is what the transport cannot carry.
+        m_done = true;
+        qCWarning(lcProxy).noquote()
+            << QStringLiteral("[%1] %2 \"%3\" for model %4 refused: %5%6")
+                   .arg(QString::fromLatin1(m_plan.requestId), QString::fromLatin1(m_plan.method),
+                        upstreamUrlForLog(), m_plan.modelId, m_call->errorDetail(),
+                        m_plan.clientIdForLog);
+        countRequest(400);
+        m_writer->respondError(400, m_call->errorDetail(), m_plan.requestId);
+        return;
+    }
     failBeforeHead();
 }
 

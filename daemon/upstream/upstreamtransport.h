@@ -47,6 +47,8 @@ public:
         Protocol,   // malformed or oversized response head, garbage
         BrokenBody, // the connection died after the head, before the body's end
         Aborted,    // we aborted (timeout or client gone)
+        Unsendable, // the transport cannot send the request as the client sent it: a 400,
+                    // errorDetail() is the client's message
         Other,
     };
 
