@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Upstream heads and request targets that QNetworkAccessManager 6.4 would let through (issue
 // 16), on both transports: an interim 1xx taken for the answer, Content-Length together with
-// chunked, more than 100 header fields, a CR, LF or NUL in a reason phrase or header value,
-// and targets QUrl rewrites. The qnam transport fences what SLP
+// chunked, more than 100 header fields, a CR, LF or NUL in a reason phrase or header value, a
+// response head over 64 KiB, and targets QUrl rewrites. The qnam transport fences what SLP
 // can see from outside QNAM (a 502, or a 400 naming the transport for a target); the socket
 // transport parses every one of them itself. Upstream: a scripted raw TCP server inside this
 // test, answering by the last path segment, recording each request's bytes and connection.
@@ -130,6 +130,7 @@ private slots:
     void moreThanHundredFields();
     void controlBytesInHead_data();
     void controlBytesInHead();
+    void headOver64KiB();
     void targets_data();
     void targets();
 
@@ -169,6 +170,9 @@ void TestUpstreamFences::initTestCase()
     m_script.set("crvalue", "HTTP/1.1 200 OK\r\nX-A: a\rb\r\nContent-Length: 2\r\n\r\nok");
     m_script.set("nulvalue",
                  QByteArray("HTTP/1.1 200 OK\r\nX-A: a\0b\r\nContent-Length: 2\r\n\r\nok", 50));
+
+    m_script.set("bighead", "HTTP/1.1 200 OK\r\nX-Big: " + QByteArray(70 * 1024, 'x') +
+                                "\r\nContent-Length: 2\r\n\r\nok");
 
     const QString config = QStringLiteral("log_requests: true\n"
                                           "shutdown_grace: 1s\n"
@@ -307,6 +311,17 @@ void TestUpstreamFences::controlBytesInHead()
     const HttpResult r = post("/v1/s/" + script);
     expect502(r);
     QVERIFY2(!r.raw.contains("O\rK") && !r.raw.contains("a\rb"), qPrintable(show(r)));
+    const HttpResult next = post("/v1/s/plain");
+    QVERIFY2(next.ok() && next.body == "ok", qPrintable(show(next)));
+}
+
+void TestUpstreamFences::headOver64KiB()
+{
+    QElapsedTimer clock;
+    clock.start();
+    const HttpResult r = post("/v1/s/bighead");
+    const QString line = expect502(r);
+    qInfo("70 KiB head: %d after %lld ms: %s", r.status, clock.elapsed(), qPrintable(line));
     const HttpResult next = post("/v1/s/plain");
     QVERIFY2(next.ok() && next.body == "ok", qPrintable(show(next)));
 }

@@ -6,7 +6,9 @@
 namespace slp {
 
 namespace {
-constexpr qsizetype kMaxHeaderFields = 100; // Qt 6.4's own cap
+// The socket transport's limits (ResponseParser::kMaxHeadBytes; Qt 6.4's own field cap).
+constexpr qsizetype kMaxHeadBytes = 64 * 1024;
+constexpr qsizetype kMaxHeaderFields = 100;
 
 bool isUnreserved(char c)
 {
@@ -97,7 +99,9 @@ QString qnamHeadFault(int status, const QByteArray &reason, const HeaderList &he
     }
     bool hasLength = false;
     bool hasTransferEncoding = false;
+    qsizetype headBytes = 15 + reason.size(); // "HTTP/1.1 200 " ... "\r\n"
     for (const auto &[name, value] : headers) {
+        headBytes += name.size() + value.size() + 4; // ": " and CRLF
         if (hasControlByte(value)) {
             return QStringLiteral("a CR, LF or NUL in the value of %1")
                 .arg(QString::fromLatin1(name));
@@ -108,6 +112,9 @@ QString qnamHeadFault(int status, const QByteArray &reason, const HeaderList &he
     }
     if (hasLength && hasTransferEncoding) {
         return QStringLiteral("Content-Length together with Transfer-Encoding");
+    }
+    if (headBytes + 2 > kMaxHeadBytes) {
+        return QStringLiteral("larger than 64 KiB");
     }
     return {};
 }
