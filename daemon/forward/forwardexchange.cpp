@@ -81,6 +81,12 @@ QString ForwardExchange::upstreamUrlForLog() const
     return m_plan.origin + QString::fromLatin1(m_plan.target);
 }
 
+QString ForwardExchange::upstreamPeerForLog() const
+{
+    const QString peer = m_call ? m_call->peerForLog() : QString();
+    return peer.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(peer);
+}
+
 void ForwardExchange::countRequest(int status)
 {
     m_metrics.add(metric::requestsTotal, {{QStringLiteral("model_id"), m_plan.modelId},
@@ -198,11 +204,11 @@ void ForwardExchange::breakOff(const QString &detail)
     // Never a silently truncated success: the client sees the connection end uncleanly.
     qCWarning(lcProxy).noquote()
         << QStringLiteral(
-               "[%1] upstream response for model %2 broke off after %3 B: %4 \"%5\": %6%7")
+               "[%1] upstream response for model %2 broke off after %3 B: %4 \"%5\"%6: %7%8")
                .arg(QString::fromLatin1(m_plan.requestId), m_plan.modelId)
                .arg(m_bytesDown)
-               .arg(QString::fromLatin1(m_plan.method), upstreamUrlForLog(), detail,
-                    m_plan.clientIdForLog);
+               .arg(QString::fromLatin1(m_plan.method), upstreamUrlForLog(), upstreamPeerForLog(),
+                    detail, m_plan.clientIdForLog);
     m_writer->breakConnection();
 }
 
@@ -356,7 +362,8 @@ void ForwardExchange::failBeforeHead()
                                .arg(m_plan.maxAttempts)
                                .arg(m_plan.modelId);
     const QString target =
-        QStringLiteral("%1 \"%2\"").arg(QString::fromLatin1(m_plan.method), upstreamUrlForLog());
+        QStringLiteral("%1 \"%2\"%3")
+            .arg(QString::fromLatin1(m_plan.method), upstreamUrlForLog(), upstreamPeerForLog());
     QString reason;
     if (m_timedOut) {
         reason = QStringLiteral("timed out");
