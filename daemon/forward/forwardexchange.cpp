@@ -91,6 +91,12 @@ QString ForwardExchange::upstreamUrlForLog() const
     return m_plan.origin + QString::fromLatin1(m_plan.target);
 }
 
+QString ForwardExchange::upstreamPeerForLog() const
+{
+    const QString peer = m_call ? m_call->peerForLog() : QString();
+    return peer.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(peer);
+}
+
 void ForwardExchange::countRequest(int status)
 {
     m_metrics.add(metric::requestsTotal, metric::requestLabels(m_plan.modelId, status));
@@ -130,8 +136,9 @@ void ForwardExchange::onHead(const UpstreamHead &head)
     // Upstream error statuses and backends that ignore "stream": true pass through untouched.
     countRequest(head.status);
 
-    m_bodyless =
-        (head.status >= 100 && head.status < 200) || head.status == 204 || head.status == 304;
+    // A HEAD answer's Content-Length describes the GET it stands for: no body bytes follow.
+    m_bodyless = (head.status >= 100 && head.status < 200) || head.status == 204 ||
+                 head.status == 304 || m_plan.method == "HEAD";
     m_expectedLength = m_bodyless ? 0 : head.contentLength;
     ResponseHead out;
     out.status = head.status;
@@ -217,11 +224,11 @@ void ForwardExchange::breakOff(const QString &detail)
     // Never a silently truncated success: the client sees the connection end uncleanly.
     qCWarning(lcProxy).noquote()
         << QStringLiteral(
-               "[%1] upstream response for model %2 broke off after %3 B: %4 \"%5\": %6%7")
+               "[%1] upstream response for model %2 broke off after %3 B: %4 \"%5\"%6: %7%8")
                .arg(QString::fromLatin1(m_plan.requestId), m_plan.modelId)
                .arg(m_bytesDown)
-               .arg(QString::fromLatin1(m_plan.method), upstreamUrlForLog(), detail,
-                    m_plan.clientIdForLog);
+               .arg(QString::fromLatin1(m_plan.method), upstreamUrlForLog(), upstreamPeerForLog(),
+                    detail, m_plan.clientIdForLog);
     m_writer->breakConnection();
 }
 
@@ -356,6 +363,18 @@ void ForwardExchange::onFinished()
         relay();
         return;
     }
+    if (m_call->failure() == UpstreamCall::Failure::Unsendable) {
+        // Nothing went upstream: the request itself is what the transport cannot carry.
+        m_done = true;
+        qCWarning(lcProxy).noquote()
+            << QStringLiteral("[%1] %2 \"%3\" for model %4 refused: %5%6")
+                   .arg(QString::fromLatin1(m_plan.requestId), QString::fromLatin1(m_plan.method),
+                        upstreamUrlForLog(), m_plan.modelId, m_call->errorDetail(),
+                        m_plan.clientIdForLog);
+        countRequest(400);
+        m_writer->respondError(400, m_call->errorDetail(), m_plan.requestId);
+        return;
+    }
     failBeforeHead();
 }
 
@@ -367,7 +386,8 @@ void ForwardExchange::failBeforeHead()
                                .arg(m_plan.maxAttempts)
                                .arg(m_plan.modelId);
     const QString target =
-        QStringLiteral("%1 \"%2\"").arg(QString::fromLatin1(m_plan.method), upstreamUrlForLog());
+        QStringLiteral("%1 \"%2\"%3")
+            .arg(QString::fromLatin1(m_plan.method), upstreamUrlForLog(), upstreamPeerForLog());
     QString reason;
     if (m_timedOut) {
         reason = QStringLiteral("timed out");

@@ -85,6 +85,7 @@ private:
     void countRequest(int status);
     void observeOverhead(const QElapsedTimer &sinceHead);
     QString upstreamUrlForLog() const;
+    QString upstreamPeerForLog() const; // " (127.0.0.1:8000)", or empty
 
     ForwardPlan m_plan;
     UpstreamTransport &m_transport;

@@ -47,6 +47,8 @@ public:
         Protocol,   // malformed or oversized response head, garbage
         BrokenBody, // the connection died after the head, before the body's end
         Aborted,    // we aborted (timeout or client gone)
+        Unsendable, // the transport cannot send the request as the client sent it: a 400,
+                    // errorDetail() is the client's message
         Other,
     };
 
@@ -64,6 +66,9 @@ public:
     Failure failure() const { return m_failure; }
     // For the log only: "connection refused", "Connection closed", ... never sent to a client.
     QString errorDetail() const { return m_errorDetail; }
+    // For the log only: the resolved "address:port" the request went to, when the transport
+    // knows it (the socket transport does once connected; QNAM never says).
+    QString peerForLog() const { return m_peer; }
 
     // Failures worth one re-dial with retry: true (nothing reached the upstream's model).
     bool isConnectionLevelFailure() const
@@ -81,6 +86,7 @@ protected:
     bool m_headArrived = false;
     Failure m_failure = Failure::None;
     QString m_errorDetail;
+    QString m_peer;
 };
 
 class UpstreamTransport

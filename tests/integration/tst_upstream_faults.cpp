@@ -324,6 +324,19 @@ void TestUpstreamFaults::garbageInsteadOfHttp()
 {
     const HttpResult r = send(QStringLiteral("faulty"), QStringLiteral("?fault=garbage"));
     expect502Logged(r, QStringLiteral("faulty"));
+    // The socket transport knows the address it connected to and the line names it after the
+    // URL; QNAM never says which address it used.
+    const QString id = QString::fromLatin1(r.header("x-request-id"));
+    const QString url = QStringLiteral("http://127.0.0.1:%1/v1/chat/completions?fault=garbage")
+                            .arg(m_faults.port());
+    const QString peer = SlpDaemon::transport() == QLatin1String("socket")
+                             ? QStringLiteral(" \\(127\\.0\\.0\\.1:%1\\)").arg(m_faults.port())
+                             : QString();
+    const QRegularExpression line(QStringLiteral("\\[%1\\] Attempt 1/1 for model faulty failed: "
+                                                 "POST \"%2\"%3: \\S")
+                                      .arg(id, QRegularExpression::escape(url), peer));
+    QVERIFY2(m_slp.waitForLog(line, 5000).hasMatch(),
+             qPrintable(line.pattern() + "\n" + m_slp.stderrText().right(1500)));
 }
 
 void TestUpstreamFaults::tenMegabyteHeader()

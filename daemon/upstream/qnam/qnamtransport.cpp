@@ -1,5 +1,7 @@
 #include "upstream/qnam/qnamtransport.h"
 
+#include "upstream/qnam/qnamfence.h"
+
 #include <QNetworkAccessManager>
 #include <QNetworkProxy>
 #include <QNetworkReply>
@@ -162,7 +164,7 @@ private:
 
     void onMetaData()
     {
-        if (m_headArrived) {
+        if (m_headArrived || !m_fenced.isEmpty()) {
             return;
         }
         const QVariant status = m_reply->attribute(QNetworkRequest::HttpStatusCodeAttribute);
@@ -193,6 +195,14 @@ private:
                 chunked = value.toLower().contains("chunked");
             }
         }
+        // What SLP can see of QNAM's faults: such a head is never relayed, and its connection
+        // is closed (the rest of the response, or the real answer after a 1xx, must not reach
+        // the next request on it).
+        const QString fault = qnamHeadFault(head.status, head.reason, head.headers);
+        if (!fault.isEmpty()) {
+            m_headArrived = false;
+            return fence(QStringLiteral("malformed response head: ") + fault);
+        }
         m_closeDelimited = head.contentLength < 0 && !chunked;
         // Backpressure: past kReplyReadBuffer unread, QNAM stops reading the socket, so a slow
         // client holds the upstream back instead of SLP buffering the whole body. Not for a
@@ -204,10 +214,41 @@ private:
         Q_EMIT headReceived(head);
     }
 
+    // Refuses the response: aborts the reply and retires its QNAM, so the connection closes.
+    void fence(const QString &why)
+    {
+        m_fenced = why;
+        QPointer<QObject> alive(this);
+        if (m_reply && m_reply->isRunning()) {
+            retireManager();
+            m_reply->abort(); // emits finished() synchronously
+        }
+        if (alive && !m_fenceReported) {
+            onFinished();
+        }
+    }
+
     void onFinished()
     {
+        if (!m_fenced.isEmpty()) {
+            if (m_fenceReported) {
+                return;
+            }
+            m_fenceReported = true;
+            m_failure = Failure::Protocol;
+            m_errorDetail = m_fenced;
+            releaseSlot();
+            Q_EMIT finished();
+            return;
+        }
         if (!m_headArrived && m_reply->error() == QNetworkReply::NoError) {
             onMetaData(); // a head with no separate metaDataChanged (tiny responses)
+            if (!m_fenced.isEmpty()) {
+                return; // fence() finished the call
+            }
+            if (!m_headArrived) {
+                return fence(QStringLiteral("a response with no status"));
+            }
         }
         m_failure = m_aborted ? Failure::Aborted : classify(m_reply->error(), m_headArrived);
         // When one connection of a QNAM fails, Qt 6.4 fails every request still queued inside
@@ -269,6 +310,26 @@ private:
     int m_redials = 0;
     bool m_aborted = false;
     bool m_closeDelimited = false;
+    QString m_fenced; // why the response was refused (a 502), or empty
+    bool m_fenceReported = false;
+};
+
+// A request the transport refuses before sending: it fails on the next event-loop pass (the
+// exchange connects to its signals after start() returns).
+class RefusedCall : public UpstreamCall
+{
+public:
+    RefusedCall(Failure failure, const QString &detail)
+    {
+        m_failure = failure;
+        m_errorDetail = detail;
+        QMetaObject::invokeMethod(
+            this, [this] { Q_EMIT finished(); }, Qt::QueuedConnection);
+    }
+    qint64 bytesAvailable() const override { return 0; }
+    bool isRunning() const override { return false; }
+    QByteArray read(qint64) override { return {}; }
+    void abort() override {}
 };
 
 QnamTransport::QnamTransport(int maxConnectionsPerOrigin, QObject *parent)
@@ -401,6 +462,14 @@ QNetworkRequest QnamTransport::prepare(const UpstreamRequest &request) const
 
 std::unique_ptr<UpstreamCall> QnamTransport::start(const UpstreamRequest &request)
 {
+    // QUrl rewrites what it cannot keep (a fragment dropped, "%zz" or "50%" sent as an empty
+    // target, dot segments folded): such a target gets the client's 400, never a changed one.
+    if (!qnamSendsTargetUnchanged(request)) {
+        return std::make_unique<RefusedCall>(
+            UpstreamCall::Failure::Unsendable,
+            QStringLiteral("request target cannot be sent unchanged through "
+                           "upstream_transport: qnam (use socket)"));
+    }
     return std::make_unique<QnamCall>(this, request.origin, request);
 }
 

@@ -38,6 +38,10 @@ void ResponseParser::reset(bool headRequest)
     m_messageComplete = false;
     m_extraBytes = false;
     m_keepAlive = false;
+    m_inStatusLine = true;
+    m_statusStarted = false;
+    m_statusCr = false;
+    m_headError.clear();
 }
 
 void ResponseParser::feed(const QByteArray &data)
@@ -46,11 +50,50 @@ void ResponseParser::feed(const QByteArray &data)
         return;
     }
     m_feeding = &data;
-    const size_t parsed =
-        http_parser_execute(&m_parser, &settings(), data.constData(), size_t(data.size()));
+    const qsizetype size = data.size();
+    qsizetype offset = 0;
+    while (offset < size && !m_messageComplete) {
+        if (m_inStatusLine) {
+            scanStatusLine(data.constData() + offset, size - offset);
+            if (!m_headError.isEmpty()) {
+                break;
+            }
+        }
+        offset += qsizetype(http_parser_execute(&m_parser, &settings(), data.constData() + offset,
+                                                size_t(size - offset)));
+        if (HTTP_PARSER_ERRNO(&m_parser) != HPE_PAUSED || m_messageComplete) {
+            break;
+        }
+        http_parser_pause(&m_parser, 0); // an interim head ended: the next status line follows
+    }
     m_feeding = nullptr;
-    if (m_messageComplete && parsed < size_t(data.size())) {
+    if (m_messageComplete && offset < size) {
         m_extraBytes = true; // bytes after the response: the connection is spent
+    }
+}
+
+void ResponseParser::scanStatusLine(const char *data, qsizetype size)
+{
+    for (qsizetype i = 0; i < size && m_inStatusLine; ++i) {
+        const char c = data[i];
+        if (m_statusCr) {
+            if (c != '\n') {
+                m_headError = QStringLiteral("a bare CR in the status line");
+                return;
+            }
+            m_statusCr = false;
+            m_inStatusLine = false;
+        } else if (!m_statusStarted && (c == '\r' || c == '\n')) {
+            continue; // empty lines before a head are skipped (RFC 9112 2.2)
+        } else if (c == '\0') {
+            m_headError = QStringLiteral("a NUL in the status line");
+            return;
+        } else if (c == '\r') {
+            m_statusCr = true;
+        } else if (c == '\n') {
+            m_inStatusLine = false;
+        }
+        m_statusStarted = true;
     }
 }
 
@@ -63,6 +106,9 @@ void ResponseParser::feedEof()
 
 bool ResponseParser::hasError() const
 {
+    if (!m_headError.isEmpty()) {
+        return true;
+    }
     const auto error = HTTP_PARSER_ERRNO(&m_parser);
     // A pause is how a complete response stops the parser, not an error.
     return (error != HPE_OK && error != HPE_PAUSED) || m_parser.upgrade;
@@ -70,6 +116,9 @@ bool ResponseParser::hasError() const
 
 QString ResponseParser::errorText() const
 {
+    if (!m_headError.isEmpty()) {
+        return m_headError;
+    }
     if (m_parser.upgrade) {
         return QStringLiteral("an unasked-for protocol upgrade");
     }
@@ -165,16 +214,19 @@ const http_parser_settings &ResponseParser::settings()
             if (status == 101) {
                 return -1; // SLP never asks to switch protocols
             }
+            // http-parser 2.9 skips the body of a 1xx, 204 or 304 only when it has no
+            // Content-Length: these never have one, whatever the head says (RFC 9112 6.3).
             if (status >= 100 && status < 200) {
                 c->m_interim = true; // 100 Continue, 103 Early Hints: skipped
-                return 0;
+                return 1;
             }
             c->m_pendingHead.status = status;
             if ((p->flags & F_CONTENTLENGTH) && !(p->flags & F_CHUNKED)) {
                 c->m_pendingHead.contentLength = qint64(p->content_length);
             }
             c->m_headPending = true;
-            return c->m_headRequest ? 1 : 0; // HEAD: a length but no body
+            // HEAD: a length but no body
+            return c->m_headRequest || status == 204 || status == 304 ? 1 : 0;
         };
         s.on_body = [](http_parser *p, const char *at, size_t n) {
             ResponseParser *c = self(p);
@@ -192,6 +244,9 @@ const http_parser_settings &ResponseParser::settings()
             ResponseParser *c = self(p);
             if (c->m_interim) {
                 c->m_interim = false;
+                c->m_inStatusLine = true;
+                c->m_statusStarted = false;
+                http_parser_pause(p, 1); // feed() checks the next status line first
                 return 0;
             }
             c->m_keepAlive = http_should_keep_alive(p) != 0;

@@ -51,6 +51,7 @@ private:
     static const http_parser_settings &settings();
     static ResponseParser *self(http_parser *p) { return static_cast<ResponseParser *>(p->data); }
     void endHeader();
+    void scanStatusLine(const char *data, qsizetype size);
 
     http_parser m_parser{};
     bool m_headRequest = false;
@@ -64,6 +65,12 @@ private:
     bool m_messageComplete = false;
     bool m_extraBytes = false;
     bool m_keepAlive = false;
+    // http-parser 2.9 (not built strict) takes the byte after a CR in the status line for its
+    // LF unseen, and lets a NUL into the reason phrase: SLP checks that line itself.
+    bool m_inStatusLine = true;
+    bool m_statusStarted = false; // past the empty lines a head may start with
+    bool m_statusCr = false;      // the status line's last byte was a CR
+    QString m_headError;          // what SLP itself refused in the head, if anything
 
     std::deque<QByteArray> m_chunks; // body bytes not yet read
     qsizetype m_chunkOffset = 0;

@@ -69,6 +69,7 @@ public:
         if (reused) {
             m_reused = true;
             attach(reused);
+            notePeer();
         } else {
             dial();
         }
@@ -143,6 +144,7 @@ private:
     friend class SocketLink;
     void onConnected()
     {
+        notePeer();
         m_socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
         m_socket
             ->flush(); // not a bytesWritten handler: safe (docs/QT64.md, "flush in bytesWritten")
@@ -184,16 +186,27 @@ private:
         discard(detach());
     }
 
-    QString where() const
+    // The connection's resolved address, once known: the exchange logs it after the URL.
+    void notePeer()
     {
         if (m_socket && !m_socket->peerAddress().isNull()) {
             const QHostAddress a = m_socket->peerAddress();
             const QString ip = a.protocol() == QAbstractSocket::IPv6Protocol
                                    ? QLatin1Char('[') + a.toString() + QLatin1Char(']')
                                    : a.toString();
-            return ip + QLatin1Char(':') + QString::number(m_socket->peerPort());
+            m_peer = ip + QLatin1Char(':') + QString::number(m_socket->peerPort());
         }
-        return m_endpoint.host + QLatin1Char(':') + QString::number(m_endpoint.port);
+    }
+
+    // What a failure's detail starts with: the endpoint dialled while no address is known.
+    QString where()
+    {
+        notePeer();
+        if (!m_peer.isEmpty()) {
+            return QString();
+        }
+        return m_endpoint.host + QLatin1Char(':') + QString::number(m_endpoint.port) +
+               QStringLiteral(": ");
     }
 
     // A reused connection that died before the upstream can have seen a whole request head:
@@ -207,6 +220,7 @@ private:
     {
         m_redialed = true;
         m_reused = false;
+        m_peer.clear();
         closeSocket();
         m_written = 0;
         m_received = 0;
@@ -242,7 +256,7 @@ private:
                                      error == QAbstractSocket::HostNotFoundError
                                  ? QStringLiteral("connect to ")
                                  : QString();
-        fail(failure, verb + where() + QStringLiteral(": ") + m_socket->errorString());
+        fail(failure, verb + where() + m_socket->errorString());
     }
 
     // --- reading ------------------------------------------------------------------------
@@ -303,12 +317,12 @@ private:
         }
         if (m_headArrived) {
             fail(Failure::BrokenBody,
-                 where() + QStringLiteral(": connection closed by the upstream mid-body"));
+                 where() + QStringLiteral("connection closed by the upstream mid-body"));
         } else if (m_received > 0) {
             fail(Failure::Protocol,
-                 where() + QStringLiteral(": connection closed inside the response head"));
+                 where() + QStringLiteral("connection closed inside the response head"));
         } else {
-            fail(Failure::Closed, where() + QStringLiteral(": connection closed by the upstream "
+            fail(Failure::Closed, where() + QStringLiteral("connection closed by the upstream "
                                                            "before a response"));
         }
     }
@@ -323,10 +337,10 @@ private:
         }
         if (m_response.hasError()) {
             if (m_headArrived) {
-                fail(Failure::BrokenBody, where() + QStringLiteral(": malformed response body: ") +
+                fail(Failure::BrokenBody, where() + QStringLiteral("malformed response body: ") +
                                               m_response.errorText());
             } else {
-                fail(Failure::Protocol, where() + QStringLiteral(": malformed response head: ") +
+                fail(Failure::Protocol, where() + QStringLiteral("malformed response head: ") +
                                             m_response.errorText());
             }
             return false;
