@@ -3,11 +3,10 @@
 #include "aggregate/sseaggregator.h"
 #include "forward/exchangecounter.h"
 #include "forward/forwardheaders.h"
+#include "forward/requestlog.h"
 #include "forward/streamwatch.h"
-#include "goduration.h"
 #include "http/errorbody.h"
 #include "http/responsewriter.h"
-#include "observe/logging.h"
 #include "observe/metrics.h"
 
 namespace slp {
@@ -16,13 +15,6 @@ namespace {
 constexpr qint64 kRelayPiece = 64 * 1024;
 // An SSE comment event: every client ignores it, proxies and idle timers see traffic.
 constexpr QByteArrayView kKeepaliveComment = ": keep-alive\n\n";
-
-// Log latencies as Go prints a rounded Duration: "1.482s" (ms above a second), "12.345ms".
-QString formatLatency(qint64 ns)
-{
-    const qint64 unit = ns >= 1'000'000'000 ? 1'000'000 : 1000;
-    return formatGoDuration(Nanoseconds((ns + unit / 2) / unit * unit));
-}
 } // namespace
 
 ForwardExchange::ForwardExchange(ForwardPlan plan, UpstreamTransport &transport,
@@ -84,11 +76,6 @@ void ForwardExchange::launch()
     connect(m_call.get(), &UpstreamCall::readyRead, this, &ForwardExchange::relay);
     connect(m_call.get(), &UpstreamCall::finished, this, &ForwardExchange::onFinished);
     m_ttfbTimer.start(m_plan.timeout);
-}
-
-QString ForwardExchange::upstreamUrlForLog() const
-{
-    return m_plan.origin + QString::fromLatin1(m_plan.target);
 }
 
 QString ForwardExchange::upstreamPeerForLog() const
@@ -222,38 +209,13 @@ void ForwardExchange::breakOff(const QString &detail)
     m_done = true;
     stopWatch();
     // Never a silently truncated success: the client sees the connection end uncleanly.
-    qCWarning(lcProxy).noquote()
-        << QStringLiteral(
-               "[%1] upstream response for model %2 broke off after %3 B: %4 \"%5\"%6: %7%8")
-               .arg(QString::fromLatin1(m_plan.requestId), m_plan.modelId)
-               .arg(m_bytesDown)
-               .arg(QString::fromLatin1(m_plan.method), upstreamUrlForLog(), upstreamPeerForLog(),
-                    detail, m_plan.clientIdForLog);
+    m_log.brokeOff(m_bytesDown, upstreamPeerForLog(), detail);
     m_writer->breakConnection();
 }
 
 void ForwardExchange::logCompletion()
 {
-    if (!m_plan.logRequests) {
-        return;
-    }
-    const QString as =
-        m_plan.renamedTo.isEmpty() ? QString() : QStringLiteral(" as \"%1\"").arg(m_plan.renamedTo);
-    const QString upstreamId =
-        m_upstreamRequestId.isEmpty()
-            ? QString()
-            : QStringLiteral(" upstream=") + quoteForLog(m_upstreamRequestId).mid(1).chopped(1);
-    qCInfo(lcProxy).noquote() << QStringLiteral(
-                                     "[%1] %2 %3: %4%5 -> %6 %7 in %8 (%9 B up, %10 B down)%11%12")
-                                     .arg(QString::fromLatin1(m_plan.requestId),
-                                          QString::fromLatin1(m_plan.method),
-                                          QString::fromLatin1(m_plan.target), m_plan.modelId, as,
-                                          m_plan.origin)
-                                     .arg(m_status)
-                                     .arg(formatLatency(m_latencyNs))
-                                     .arg(m_plan.request.body.size())
-                                     .arg(m_bytesDown)
-                                     .arg(upstreamId, m_plan.clientIdForLog);
+    m_log.completed(m_status, m_latencyNs, m_bytesDown, m_upstreamRequestId);
 }
 
 void ForwardExchange::aggregateAvailable()
@@ -340,11 +302,7 @@ void ForwardExchange::answerAggregateFailure(const QByteArray &body, const QStri
         m_call->abort(); // nothing more of this stream can reach the client
     }
     if (!logReason.isEmpty()) { // empty: the caller logged it its own way
-        qCWarning(lcProxy).noquote()
-            << QStringLiteral("[%1] aggregate for model %2 failed: %3: %4 \"%5\" upstream=%6%7")
-                   .arg(QString::fromLatin1(m_plan.requestId), m_plan.modelId, logReason,
-                        QString::fromLatin1(m_plan.method), upstreamUrlForLog(),
-                        quoteForLog(m_upstreamRequestId).mid(1).chopped(1), m_plan.clientIdForLog);
+        m_log.aggregateFailed(logReason, m_upstreamRequestId);
     }
     countRequest(502);
     // The upstream answered, so its id (when it sent one) is the one to quote.
@@ -366,11 +324,7 @@ void ForwardExchange::onFinished()
     if (m_call->failure() == UpstreamCall::Failure::Unsendable) {
         // Nothing went upstream: the request itself is what the transport cannot carry.
         m_done = true;
-        qCWarning(lcProxy).noquote()
-            << QStringLiteral("[%1] %2 \"%3\" for model %4 refused: %5%6")
-                   .arg(QString::fromLatin1(m_plan.requestId), QString::fromLatin1(m_plan.method),
-                        upstreamUrlForLog(), m_plan.modelId, m_call->errorDetail(),
-                        m_plan.clientIdForLog);
+        m_log.refused(m_call->errorDetail());
         countRequest(400);
         m_writer->respondError(400, m_call->errorDetail(), m_plan.requestId);
         return;
@@ -380,27 +334,11 @@ void ForwardExchange::onFinished()
 
 void ForwardExchange::failBeforeHead()
 {
-    const QString prefix = QStringLiteral("[%1] Attempt %2/%3 for model %4 failed: ")
-                               .arg(QString::fromLatin1(m_plan.requestId))
-                               .arg(m_attempt)
-                               .arg(m_plan.maxAttempts)
-                               .arg(m_plan.modelId);
-    const QString target =
-        QStringLiteral("%1 \"%2\"%3")
-            .arg(QString::fromLatin1(m_plan.method), upstreamUrlForLog(), upstreamPeerForLog());
-    QString reason;
-    if (m_timedOut) {
-        reason = QStringLiteral("timed out");
-        qCWarning(lcProxy).noquote() << prefix + QStringLiteral("timed out after ") +
-                                            m_plan.timeoutText + QStringLiteral(": ") + target +
-                                            QStringLiteral(": no response headers") +
-                                            m_plan.clientIdForLog;
-    } else {
-        reason = m_call->isConnectionLevelFailure() ? QStringLiteral("connect")
-                                                    : QStringLiteral("protocol");
-        qCWarning(lcProxy).noquote() << prefix + target + QStringLiteral(": ") +
-                                            m_call->errorDetail() + m_plan.clientIdForLog;
-    }
+    m_log.attemptFailed(m_attempt, m_timedOut, upstreamPeerForLog(),
+                        m_timedOut ? QString() : m_call->errorDetail());
+    const QString reason = m_timedOut                           ? QStringLiteral("timed out")
+                           : m_call->isConnectionLevelFailure() ? QStringLiteral("connect")
+                                                                : QStringLiteral("protocol");
     m_metrics.add(metric::upstreamAttempts, {{QStringLiteral("model_id"), m_plan.modelId},
                                              {QStringLiteral("reason"), reason}});
     m_metrics.add(metric::consecutiveFailures, metric::modelLabels(m_plan.modelId));
@@ -444,11 +382,8 @@ void ForwardExchange::onClientGone()
     if (!m_done && m_call && !m_call->headArrived()) {
         countRequest(499); // nginx's code for "client closed the request"
     }
-    if (m_plan.logRequests && !m_done) {
-        qCInfo(lcProxy).noquote()
-            << QStringLiteral("[%1] client went away; upstream request for model %2 aborted%3")
-                   .arg(QString::fromLatin1(m_plan.requestId), m_plan.modelId,
-                        m_plan.clientIdForLog);
+    if (!m_done) {
+        m_log.clientGone();
     }
     m_done = true;
     stopWatch();
@@ -485,13 +420,7 @@ void ForwardExchange::onStalled()
         m_watch->upstreamActivity();
         return;
     }
-    qCWarning(lcProxy).noquote() << QStringLiteral("[%1] stream idle for %2 after %3 bytes: %4 "
-                                                   "\"%5\"%6")
-                                        .arg(QString::fromLatin1(m_plan.requestId),
-                                             m_plan.streamIdleTimeoutText)
-                                        .arg(m_upstreamBytes)
-                                        .arg(QString::fromLatin1(m_plan.method),
-                                             upstreamUrlForLog(), m_plan.clientIdForLog);
+    m_log.streamIdle(m_upstreamBytes);
     m_metrics.add(metric::streamIdleTimeouts, metric::modelLabels(m_plan.modelId));
     m_done = true;
     stopWatch();

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "forward/requestlog.h"
 #include "upstream/upstreamtransport.h"
 
 #include <QElapsedTimer>
@@ -84,10 +85,10 @@ private:
     void breakOff(const QString &detail);
     void countRequest(int status);
     void observeOverhead(const QElapsedTimer &sinceHead);
-    QString upstreamUrlForLog() const;
     QString upstreamPeerForLog() const; // " (127.0.0.1:8000)", or empty
 
     ForwardPlan m_plan;
+    RequestLog m_log{m_plan};
     UpstreamTransport &m_transport;
     MetricsRegistry &m_metrics;
     QPointer<ResponseWriter> m_writer;
