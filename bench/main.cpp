@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // slp_bench: the load generator of SLP's three-way benchmark.
 //
 // One Qt event loop drives raw non-blocking sockets (QSocketNotifier, no QTcpSocket: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Differential fuzzing of the one-pass body scanner against QJsonDocument: the same verdict
 // class (JSON or not, object or not), the same model (present / string / its value), the same
 // stream flag and logprobs flag, a span that decodes to the model, and a splice that changes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // compileConfig on arbitrary YAML: never crash, hang or leak; an error list is never empty
 // and every error names a line within the text (or 0 = unknown); a compiled config has
 // consistent limits and a start-up dump line for every route. yaml-cpp itself is not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // parseGoDuration / formatGoDuration and parseListenAddress on arbitrary text: never crash
 // (UBSan watches the overflow arithmetic); a parsed duration formats to text that parses back
 // to the same value; a parsed listen address keeps its text and gives a port in range.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // parsePromText on arbitrary text (what slp-monitor reads from a /metrics it does not control):
 // never crash; an error names a line within the text; and every parsed sample written back
 // with promSampleLine parses to the same name, labels and value (the daemon's writer and the

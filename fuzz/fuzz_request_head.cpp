@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // parseRequestHead + ChunkedBodyValidator: never crash, never read outside the input, and
 // give the same answer whichever way the bytes are split (a request arrives in any number of
 // reads). Checked properties:

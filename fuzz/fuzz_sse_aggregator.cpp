@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SseAggregator on arbitrary SSE bytes: never crash, and the same outcome (state, result,
 // error object, reason) whether the stream arrives in one piece or split at fuzz-chosen
 // points (mid-line, mid-CRLF, mid-UTF-8). A Done result is always a JSON object; an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "aggregate/sseaggregator.h"
 
 // The JSON side of the aggregator: each event's chunk merged into the answer, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // backends[]: one route per entry.
 #include "config/compiler.h"
 #include "config/diagnostics.h"

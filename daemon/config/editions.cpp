@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // editions[]: templates over the backends, expanded at load into ordinary routes.
 #include "config/compiler.h"
 #include "config/diagnostics.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The top-level keys and discovery's.
 #include "config/compiler.h"
 #include "config/diagnostics.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // slp-monitor: the tray app of SLP. See docs/MONITOR.md.
 #include "monitorapp.h"
 #include "monitoroptions.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // aggregate: true end to end: a non-streaming request goes upstream with "stream": true and
 // comes back as one JSON answer, so the route timeout bounds time to first token; everything
 // aggregate must not touch passes through as it came.

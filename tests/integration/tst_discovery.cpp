@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Model-name discovery against the real `slp` and mock vLLM upstreams (docs/DECISIONS.md
 // "Discovery", "Metrics", GET /v1/models ?debug; docs/DECISIONS.md on discovery and pinning). Probe
 // timings are shrunk through the config's discovery block so every case settles in well under a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What slp forwards, byte for byte: the request body (only the model value spliced), path and
 // query, headers (minus hop-by-hop), and what comes back (status, reason, headers, gzip, close
 // delimited and streamed bodies), all checked against what the mock upstream recorded or sent.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What slp answers itself and never forwards: bad bodies, unknown ids, oversized bodies,
 // malformed framing, wrong methods and paths; and how it reports upstreams that fail
 // (502 message, log line, retries), the metrics those requests leave, and the head timeout.

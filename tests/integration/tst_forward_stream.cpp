@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Streaming through the real slp against the mock vLLM upstream: SSE pieces are relayed as they
 // arrive (not at the end), a broken upstream stream never looks like a clean end, a client that
 // leaves stops the upstream at once (the GPU stops generating), a slow client holds back a large

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Timing through the real slp against the mock vLLM upstream: no per-host connection cap
 // queues requests (Qt's 6 per host), the timeout is time to the response head only (and is
 // spelled as configured), never retried, measured in the latency histogram, and SIGTERM drains

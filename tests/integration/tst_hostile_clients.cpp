@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Hostile and broken clients: each one gets a clear 4xx or a closed connection, and another
 // client is served normally during or right after it (slp never stalls, crashes or spins for
 // everyone because of one bad peer). Limits are shrunk so the timeouts are quick to observe:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Exercises tests/mock_upstream through the test-support library, so the integration tests
 // of slp can trust both.
 #include "testsupport.h"

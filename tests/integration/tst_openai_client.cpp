@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The real `openai` npm client against the real slp: list models, chat, streamed chat (also
 // through an sse_keepalive route whose comments fill a silence: the stream parses and its
 // content is unchanged), embeddings, and errors surfacing with their messages (maxRetries: 0,

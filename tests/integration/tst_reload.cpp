@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SIGHUP reload against the real `slp` and mock vLLM upstreams (README "Running it",
 // "Config": SIGHUP reloads): a config that fails to compile is logged with its errors and the
 // old table keeps serving; a good one replaces the table between requests (a new route

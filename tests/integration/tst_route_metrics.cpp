@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The per-route gauges and the overhead histogram, read back from the real daemon's /metrics:
 // slp_upstream_consecutive_failures climbs with every failed attempt (refused, reset, timed
 // out) and any response head, even a 500, resets it; slp_route_inflight_requests counts a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The socket transport (`upstream_transport: socket`) through the real slp: the exact request
 // bytes an upstream receives, every response framing (Content-Length, chunked with extensions
 // and trailers, close-delimited, 1xx, 204), malformed or oversized heads as 502, keep-alive

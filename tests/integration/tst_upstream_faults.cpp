@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Upstreams that fail in every way a TCP peer can: refused, reset before the head, reset
 // mid-body, a head that never completes, garbage instead of HTTP, a 10 MB header, a slow drip.
 // Each gives the client a 502 (before the head) or a broken stream (after it), per the

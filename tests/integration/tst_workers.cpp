@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `workers: N` through the real slp: N event-loop threads, each with its own SO_REUSEPORT
 // listener, front, router and upstream pools, sharing one port. The kernel spreads new
 // connections over them; what one thread learns or loads (discovery, SIGHUP) must hold on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // mock_upstream: a vLLM-like OpenAI server for SLP's integration tests and benchmarks.
 #include "mockserver.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // slp-monitor end to end, on a desktop of its own: Xvfb (-noreset, _NET_NUMBER_OF_DESKTOPS
 // set so tint2 does not wait for a window manager), tint2's XEmbed tray, and Debian's dunst
 // as the notification daemon, all on a private session bus from dbus-run-session. The real

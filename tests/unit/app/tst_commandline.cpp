@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // parseCommandLine (README "Running it"): strict on purpose, so a stray word or a
 // misspelt flag is a usage error and can never start a server.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // spliceStreamTrue: aggregate mode's one body edit besides the model. Every other byte must
 // stay as the client sent it.
 #include "body/bodyscanner.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Editions: how they expand into routes (order, model templates, URL templates, what they
 // never inherit from their backend).
 #include "config/config.h"

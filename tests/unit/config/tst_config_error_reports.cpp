@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // How errors are reported as a whole: several at once, each at its line and column, once
 // per cause, with the file name and a hint. (One error per input: tst_config_errors.)
 #include "config/config.h"

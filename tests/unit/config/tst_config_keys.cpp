@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Every key the compiler's tables declare is documented: in resources/examples/slp.yaml (the
 // reference with every key, top-level and discovery ones with their defaults) and in the
 // README's config table. And the defaults the tables apply are the ones a hand-built Config has.

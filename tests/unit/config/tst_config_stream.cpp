@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The per-route stream keys, stream_idle_timeout and sse_keepalive: Go durations on backends
 // and editions, 0s (off) by default, never inherited by an edition, negative refused.
 #include "config/config.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // DiscoverySchedule (docs/DECISIONS.md "Discovery": backoff_initial doubling to backoff_max until a
 // name is known, then recheck; ambiguous or failed probes go back on the backoff) and
 // parseModelList (a backend's GET /v1/models answer).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ConnectionBudget: `max_connections` shared by every worker's listener. Never more places
 // than the cap, even with threads racing; a release from full (and only that) wakes the
 // listeners holding connections, so none waits forever and none is woken per close.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The notifier's policy: transitions only, one notice per kind and poll, nothing for the state
 // found at start-up except an alert. Driven by text recorded from the real daemon.
 #include "noticepolicy.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // slp-monitor's command line, settings, the words it prints and its table model.
 #include "monitoroptions.h"
 #include "routetablemodel.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The connector against a canned HTTP server in the test: both bodies arrive, errors are
 // named, a hung SLP is cut by the per-poll timeout, and polls never overlap. And over TLS
 // with a private CA (made with openssl for the test): refused without --ca-file's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // slp-monitor's pure state model, fed with /v1/models?debug and /metrics text recorded from
 // the real daemon (tests/unit/monitor/data/README.md says how).
 #include "status.h"

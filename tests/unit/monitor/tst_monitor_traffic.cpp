@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Traffic from /metrics deltas between polls: requests per minute, 5xx in the interval, the
 // time-to-first-byte median interpolated inside histogram buckets as Prometheus'
 // histogram_quantile does, the hour of history, and SLP restarts (counters back at 0) that

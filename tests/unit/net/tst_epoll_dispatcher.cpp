@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // EpollEventDispatcher, the event loop of slp's threads: events posted from other threads
 // always wake it (a lost wake-up stalls a request until something else happens), timers fire
 // on time and never after they were killed, and socket notifiers fire on readiness, stop when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MetricsRegistry: what it renders must read back through the shared Prometheus parser (the
 // one slp-monitor uses), histograms cumulative, and removeMatching drops exactly the matches.
 #include "observe/metrics.h"

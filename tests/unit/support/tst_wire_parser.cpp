@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // slp_test_wire: the HTTP/1.1 parser and serializers of the test client, the mock upstream
 // and slp_bench. Every stream is also fed split at every byte, and one byte at a time, and
 // must give the same events.
