@@ -31,17 +31,23 @@ int printErrors(const QList<ConfigError> &errors)
 // glibc serves every allocation above 128 KiB-32 MiB with a fresh mmap and unmaps it on free,
 // so each large request body was page-faulted in, zeroed and unmapped again in every buffer it
 // passed through: half of slp's CPU on a 22 MB POST went to page faults (perf), and the hop
-// cost +60 ms. From the heap those pages are mostly reused. Only the mmap threshold moves:
-// raising the trim threshold too (a few ms more) kept every arena at its high-water mark, and
-// with QNAM's threads each on an arena of its own, RSS crept up by 24 MB in a 10-minute soak;
-// a malloc_trim(0) every 1 s or 10 s on top did not stop the creep (60 to 100 MB in the
-// soak). GLIBC_TUNABLES=glibc.malloc.* wins.
-void keepLargeBuffersOnTheHeap()
+// cost +60 ms. From the heap those pages are mostly reused. With the socket transport the trim
+// threshold goes up too: freed heap tops are kept for the next large body instead of being
+// handed back and faulted in again (22 MB: +10-17 ms instead of +41-59 ms added; 1.2 MB:
+// +0.4-0.9 ms instead of +2.2-2.7 ms, `bench/run.sh --quick`), and with every request on the
+// worker threads' own arenas RSS stays flat (scripts/soak.sh --transport socket). Not with
+// qnam: QNAM's threads each grow an arena of their own, which a high trim threshold never
+// shrinks, and RSS crept up by 24 MB in a 10-minute soak; a malloc_trim(0) every 1 s or 10 s
+// on top did not stop the creep (60 to 100 MB). GLIBC_TUNABLES=glibc.malloc.* wins.
+void keepLargeBuffersOnTheHeap(const QString &transport)
 {
     if (qEnvironmentVariable("GLIBC_TUNABLES").contains(QLatin1String("glibc.malloc."))) {
         return;
     }
     ::mallopt(M_MMAP_THRESHOLD, 256 * 1024 * 1024);
+    if (transport == QLatin1String("socket")) {
+        ::mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
+    }
 }
 } // namespace
 
@@ -120,7 +126,7 @@ int main(int argc, char *argv[])
         files.rlim_cur = files.rlim_max;
         ::setrlimit(RLIMIT_NOFILE, &files);
     }
-    keepLargeBuffersOnTheHeap();
+    keepLargeBuffersOnTheHeap(config.upstreamTransport);
     Daemon daemon(std::move(config), cl.configPath, load);
     QObject::connect(&daemon, &Daemon::finished, &app, &QCoreApplication::exit);
     QString error;
