@@ -20,8 +20,8 @@ constexpr QByteArrayView kKeepaliveComment = ": keep-alive\n\n";
 
 ForwardExchange::ForwardExchange(ForwardPlan plan, UpstreamTransport &transport,
                                  MetricsRegistry &metrics, ResponseWriter *writer)
-    : QObject(writer), m_plan(std::move(plan)), m_transport(transport), m_metrics(metrics),
-      m_writer(writer)
+    : QObject(writer), m_plan(std::move(plan)), m_routeLabels(metric::modelLabels(m_plan.modelId)),
+      m_transport(transport), m_metrics(metrics), m_writer(writer)
 {
     m_ttfbTimer.setSingleShot(true);
     // A precise timer: the timeout is a contract number that shows in 502 messages.
@@ -33,7 +33,7 @@ ForwardExchange::ForwardExchange(ForwardPlan plan, UpstreamTransport &transport,
     if (m_plan.exchanges) {
         m_plan.exchanges->add();
     }
-    m_metrics.add(metric::routeInflight, metric::modelLabels(m_plan.modelId), 1);
+    m_metrics.add(metric::routeInflight, m_routeLabels, 1);
 }
 
 ForwardExchange::~ForwardExchange()
@@ -42,7 +42,7 @@ ForwardExchange::~ForwardExchange()
     if (m_plan.exchanges) {
         m_plan.exchanges->remove();
     }
-    m_metrics.add(metric::routeInflight, metric::modelLabels(m_plan.modelId), -1);
+    m_metrics.add(metric::routeInflight, m_routeLabels, -1);
     if (!m_call) {
         return;
     }
@@ -101,13 +101,12 @@ void ForwardExchange::onHead(const UpstreamHead &head)
     sinceHead.start();
     m_ttfbTimer.stop();
     // Any head, whatever its status, proves the backend is there: the run of failures ends.
-    m_metrics.set(metric::consecutiveFailures, metric::modelLabels(m_plan.modelId), 0);
+    m_metrics.set(metric::consecutiveFailures, m_routeLabels, 0);
     if (!m_writer || m_clientGone) {
         return;
     }
     m_latencyNs = m_sinceStart.nsecsElapsed();
-    m_metrics.observe(metric::upstreamLatency, metric::modelLabels(m_plan.modelId),
-                      double(m_latencyNs) / 1e9);
+    m_metrics.observe(metric::upstreamLatency, m_routeLabels, double(m_latencyNs) / 1e9);
     m_status = head.status;
     m_upstreamRequestId = headerValue(head.headers, "x-request-id");
     if (m_plan.aggregate != ForwardPlan::Aggregate::Off && head.status == 200 &&
@@ -342,7 +341,7 @@ void ForwardExchange::failBeforeHead()
                                                                 : QStringLiteral("protocol");
     m_metrics.add(metric::upstreamAttempts, {{QStringLiteral("model_id"), m_plan.modelId},
                                              {QStringLiteral("reason"), reason}});
-    m_metrics.add(metric::consecutiveFailures, metric::modelLabels(m_plan.modelId));
+    m_metrics.add(metric::consecutiveFailures, m_routeLabels);
 
     // One re-dial, only when nothing reached the upstream's model: never after a timeout (it
     // may still be generating) and never once any response byte arrived.
@@ -422,7 +421,7 @@ void ForwardExchange::onStalled()
         return;
     }
     m_log.streamIdle(m_upstreamBytes);
-    m_metrics.add(metric::streamIdleTimeouts, metric::modelLabels(m_plan.modelId));
+    m_metrics.add(metric::streamIdleTimeouts, m_routeLabels);
     m_done = true;
     stopWatch();
     if (m_aggregator) { // nothing was sent yet: a 502, and the upstream call aborted
@@ -444,7 +443,7 @@ void ForwardExchange::onKeepaliveDue()
         return;
     }
     m_writer->writeBody(kKeepaliveComment.toByteArray());
-    m_metrics.add(metric::sseKeepalives, metric::modelLabels(m_plan.modelId));
+    m_metrics.add(metric::sseKeepalives, m_routeLabels);
 }
 
 } // namespace slp

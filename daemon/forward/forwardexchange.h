@@ -2,6 +2,7 @@
 #pragma once
 
 #include "forward/requestlog.h"
+#include "prometheustext.h"
 #include "upstream/upstreamtransport.h"
 
 #include <QElapsedTimer>
@@ -90,6 +91,7 @@ private:
 
     ForwardPlan m_plan;
     RequestLog m_log{m_plan};
+    const PromLabels m_routeLabels; // {model_id}: built once, used by every metric update
     UpstreamTransport &m_transport;
     MetricsRegistry &m_metrics;
     QPointer<ResponseWriter> m_writer;

@@ -85,6 +85,9 @@ bool hasDotSegment(QByteArrayView target)
 {
     const qsizetype query = target.indexOf('?');
     const QByteArrayView path = query < 0 ? target : target.first(query);
+    if (!path.contains('.') && !path.contains('%')) {
+        return false; // the common case, without a copy
+    }
     for (const QByteArray &segment : path.toByteArray().split('/')) {
         const QByteArray plain = segment.toLower().replace("%2e", ".");
         if (plain == "." || plain == "..") {
