@@ -12,13 +12,13 @@
 #   scripts/soak.sh --minutes 1 --asan       the ASan/LSan build (scripts/test-asan.sh's dir)
 #
 # Options: --workers N (client workers), --build DIR (a configured build dir; default
-#          $SLP_BUILD_DIR or build/), --transport qnam|socket (upstream_transport; default qnam),
+#          $SLP_BUILD_DIR or build/), --transport socket|qnam (upstream_transport; default socket, as in slp),
 #          --slp-workers N (slp's own `workers:`; default 1).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 minutes=10
 workers=6
-transport=qnam
+transport=socket
 slp_workers=1
 mode=plain
 build="${SLP_BUILD_DIR:-$here/build}"
