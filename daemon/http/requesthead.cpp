@@ -154,6 +154,11 @@ RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limit
         return reject(head, 400, "request line must end with CRLF");
     }
     const QByteArrayView line = data.sliced(start, lineEnd - 1 - start);
+    // Checked before anything else in the line, as it is while the line is still arriving:
+    // the verdict must not depend on where a read ended.
+    if (line.contains('\0')) {
+        return reject(head, 400, "NUL byte in request line");
+    }
     if (line.startsWith("PRI * HTTP/2")) {
         return reject(
             head, 505,
