@@ -139,26 +139,27 @@ RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limit
         return reject(head, 431, "request header fields too large");
     }
 
-    // Request line.
+    // Request line. Every line is checked the same way whether it is complete or still
+    // arriving, limits first: the verdict must not depend on where a read ended (a request
+    // arrives in any number of reads; fuzz_request_split holds this).
     const qsizetype lineEnd = data.indexOf('\n', start);
+    const qsizetype seenEnd = lineEnd < 0 ? data.size() : lineEnd; // the line so far, no LF
+    const QByteArrayView seen = data.sliced(start, seenEnd - start);
+    if (seenEnd > limits.maxHeaderBytes) {
+        // Still inside the blank lines before a request: they are head bytes too.
+        return seen.isEmpty() || seen == "\r" ? reject(head, 431, "request header fields too large")
+                                              : reject(head, 414, "request line too long");
+    }
+    if (seen.contains('\0')) {
+        return reject(head, 400, "NUL byte in request line");
+    }
     if (lineEnd < 0) {
-        if (data.size() > limits.maxHeaderBytes) {
-            return reject(head, 414, "request line too long");
-        }
-        if (data.sliced(start).contains('\0')) {
-            return reject(head, 400, "NUL byte in request line");
-        }
-        return head;
+        return head; // Incomplete
     }
     if (lineEnd == start || data[lineEnd - 1] != '\r') {
         return reject(head, 400, "request line must end with CRLF");
     }
     const QByteArrayView line = data.sliced(start, lineEnd - 1 - start);
-    // Checked before anything else in the line, as it is while the line is still arriving:
-    // the verdict must not depend on where a read ended.
-    if (line.contains('\0')) {
-        return reject(head, 400, "NUL byte in request line");
-    }
     if (line.startsWith("PRI * HTTP/2")) {
         return reject(
             head, 505,
@@ -217,14 +218,24 @@ RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limit
             return reject(head, 431, "request header fields too large");
         }
         const qsizetype end = data.indexOf('\n', pos);
+        // This line so far, without its LF, checked alike complete or not (see above).
+        const QByteArrayView part = data.sliced(pos, (end < 0 ? data.size() : end) - pos);
+        if (pos + part.size() > limits.maxHeaderBytes) {
+            return reject(head, 431, "request header fields too large");
+        }
+        // QtHttpServer parses the head again and silently drops every field past its limits,
+        // then frames the body without them (docs/QT64.md, "Qt parses the head a second time").
+        const bool blank = part.isEmpty() || part == "\r";
+        if (!blank && head.headers.size() >= kMaxFields) {
+            return reject(head, 431, "more than 100 header fields");
+        }
+        if (part.size() + 1 > kMaxFieldBytes) { // with its CRLF
+            return reject(head, 431, "a header field larger than 100 KiB");
+        }
+        if (part.contains('\0')) {
+            return reject(head, 400, "NUL byte in header");
+        }
         if (end < 0) {
-            const QByteArrayView rest = data.sliced(pos);
-            if (data.size() > limits.maxHeaderBytes || rest.size() + 2 > kMaxFieldBytes) {
-                return reject(head, 431, "request header fields too large");
-            }
-            if (rest.contains('\0')) {
-                return reject(head, 400, "NUL byte in header");
-            }
             return head; // Incomplete
         }
         if (end == pos || data[end - 1] != '\r') {
@@ -234,14 +245,6 @@ RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limit
         pos = end + 1;
         if (field.isEmpty()) {
             break; // the blank line
-        }
-        // QtHttpServer parses the head again and silently drops every field past its limits,
-        // then frames the body without them (docs/QT64.md, "Qt parses the head a second time").
-        if (head.headers.size() >= kMaxFields) {
-            return reject(head, 431, "more than 100 header fields");
-        }
-        if (field.size() + 2 > kMaxFieldBytes) {
-            return reject(head, 431, "a header field larger than 100 KiB");
         }
         if (field.front() == ' ' || field.front() == '\t') {
             return reject(head, 400, "obsolete line folding in header");
