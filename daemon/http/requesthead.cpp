@@ -145,13 +145,17 @@ RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limit
     const qsizetype lineEnd = data.indexOf('\n', start);
     const qsizetype seenEnd = lineEnd < 0 ? data.size() : lineEnd; // the line so far, no LF
     const QByteArrayView seen = data.sliced(start, seenEnd - start);
-    if (seenEnd > limits.maxHeaderBytes) {
+    // Of a NUL and the byte past the limit, the one that came first decides (a read may end
+    // between them).
+    const qsizetype tooLongAt =
+        seenEnd > limits.maxHeaderBytes ? limits.maxHeaderBytes - start : -1;
+    if (const qsizetype nul = seen.indexOf('\0'); nul >= 0 && (tooLongAt < 0 || nul < tooLongAt)) {
+        return reject(head, 400, "NUL byte in request line");
+    }
+    if (tooLongAt >= 0) {
         // Still inside the blank lines before a request: they are head bytes too.
         return seen.isEmpty() || seen == "\r" ? reject(head, 431, "request header fields too large")
                                               : reject(head, 414, "request line too long");
-    }
-    if (seen.contains('\0')) {
-        return reject(head, 400, "NUL byte in request line");
     }
     if (lineEnd < 0) {
         return head; // Incomplete
@@ -220,20 +224,30 @@ RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limit
         const qsizetype end = data.indexOf('\n', pos);
         // This line so far, without its LF, checked alike complete or not (see above).
         const QByteArrayView part = data.sliced(pos, (end < 0 ? data.size() : end) - pos);
-        if (pos + part.size() > limits.maxHeaderBytes) {
-            return reject(head, 431, "request header fields too large");
+        // Where in `part` each limit is first passed (-1: not yet). QtHttpServer parses the
+        // head again and silently drops every field past its own limits, then frames the body
+        // without them (docs/QT64.md, "Qt parses the head a second time").
+        const qsizetype headAt =
+            pos + part.size() > limits.maxHeaderBytes ? limits.maxHeaderBytes - pos : -1;
+        const qsizetype fieldsAt = head.headers.size() < kMaxFields || part.isEmpty() ? -1
+                                   : part.front() != '\r'                             ? 0
+                                   : part.size() > 1                                  ? 1
+                                                     : -1; // "\r": maybe the blank line
+        const qsizetype fieldAt = part.size() + 1 > kMaxFieldBytes ? kMaxFieldBytes - 1 : -1;
+        qsizetype limitAt = -1;
+        for (const qsizetype at : {headAt, fieldsAt, fieldAt}) {
+            if (at >= 0 && (limitAt < 0 || at < limitAt)) {
+                limitAt = at;
+            }
         }
-        // QtHttpServer parses the head again and silently drops every field past its limits,
-        // then frames the body without them (docs/QT64.md, "Qt parses the head a second time").
-        const bool blank = part.isEmpty() || part == "\r";
-        if (!blank && head.headers.size() >= kMaxFields) {
-            return reject(head, 431, "more than 100 header fields");
-        }
-        if (part.size() + 1 > kMaxFieldBytes) { // with its CRLF
-            return reject(head, 431, "a header field larger than 100 KiB");
-        }
-        if (part.contains('\0')) {
+        // Of a NUL and the byte past a limit, the one that came first decides.
+        if (const qsizetype nul = part.indexOf('\0'); nul >= 0 && (limitAt < 0 || nul < limitAt)) {
             return reject(head, 400, "NUL byte in header");
+        }
+        if (limitAt >= 0) {
+            return limitAt == headAt     ? reject(head, 431, "request header fields too large")
+                   : limitAt == fieldsAt ? reject(head, 431, "more than 100 header fields")
+                                         : reject(head, 431, "a header field larger than 100 KiB");
         }
         if (end < 0) {
             return head; // Incomplete
