@@ -5,6 +5,7 @@
 // timeout, the client leaving, aggregation and backpressure, and the per-route stream timers
 // (stream_idle_timeout, sse_keepalive) with the SSE boundary tracker they rely on.
 
+#include "connectionpair.h"
 #include "forward/forwardexchange.h"
 #include "forward/streamwatch.h"
 #include "http/clientconnection.h"
@@ -159,87 +160,7 @@ bool waitFor(const std::function<bool()> &condition, int ms = kWaitMs)
     return true;
 }
 
-// A connected client / server socket pair on 127.0.0.1, the server side in a ClientConnection.
-class Pair
-{
-public:
-    Pair()
-    {
-        if (!m_server.listen(QHostAddress::LocalHost, 0)) {
-            qFatal("listen failed: %s", qPrintable(m_server.errorString()));
-        }
-        m_client = std::make_unique<QTcpSocket>();
-        QObject::connect(m_client.get(), &QTcpSocket::readyRead, m_client.get(), [this] {
-            if (m_reading) {
-                m_received += m_client->readAll();
-            }
-        });
-        QObject::connect(m_client.get(), &QTcpSocket::disconnected, m_client.get(),
-                         [this] { m_closed = true; });
-        m_client->connectToHost(QHostAddress::LocalHost, m_server.serverPort());
-        if (!m_server.waitForNewConnection(kWaitMs)) {
-            qFatal("no connection accepted");
-        }
-        m_serverSide = m_server.nextPendingConnection();
-        m_serverSide->setParent(nullptr);
-        m_connection = new ClientConnection(m_serverSide, ConnectionLimits{}); // child of socket
-        if (!waitFor([this] { return m_client->state() == QAbstractSocket::ConnectedState; })) {
-            qFatal("client did not connect");
-        }
-    }
-    ~Pair()
-    {
-        m_client.reset();
-        delete m_serverSide.data();
-    }
-
-    ClientConnection *connection() const { return m_connection; }
-    QTcpSocket *client() const { return m_client.get(); }
-    QTcpSocket *serverSide() const { return m_serverSide; }
-    bool receive(qsizetype n)
-    {
-        return waitFor([&] { return m_received.size() >= n; });
-    }
-    // Waits for a whole response with Content-Length (or a close); false on timeout.
-    bool receiveResponse()
-    {
-        return waitFor([this] {
-            const qsizetype end = m_received.indexOf("\r\n\r\n");
-            if (end < 0) {
-                return m_closed;
-            }
-            const qsizetype at = m_received.indexOf("Content-Length: ");
-            if (at < 0 || at > end) {
-                return m_closed;
-            }
-            const qsizetype eol = m_received.indexOf("\r\n", at);
-            const qint64 length = m_received.mid(at + 16, eol - at - 16).toLongLong();
-            return m_received.size() >= end + 4 + length;
-        });
-    }
-    bool waitClosed(int ms = kWaitMs)
-    {
-        return waitFor([this] { return m_closed; }, ms);
-    }
-    QByteArray received() const { return m_received; }
-    bool closed() const { return m_closed; }
-    void setReading(bool reading)
-    {
-        m_reading = reading;
-        if (reading) {
-            m_received += m_client->readAll();
-        }
-    }
-
-private:
-    QTcpServer m_server;
-    std::unique_ptr<QTcpSocket> m_client;
-    QPointer<QTcpSocket> m_serverSide;
-    QPointer<ClientConnection> m_connection;
-    QByteArray m_received;
-    bool m_closed = false;
-    bool m_reading = true;
-};
+using Pair = slp::test::ConnectionPair;
 
 ForwardPlan plan(int maxAttempts, std::chrono::milliseconds timeout, const QString &timeoutText)
 {

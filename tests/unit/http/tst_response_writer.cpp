@@ -3,6 +3,7 @@
 // socket wrapped in a ClientConnection, writers are opened on it as the front does, and the
 // test compares the exact bytes the client receives.
 
+#include "connectionpair.h"
 #include "http/clientconnection.h"
 #include "http/responsewriter.h"
 
@@ -26,89 +27,7 @@ namespace {
 
 constexpr int kWaitMs = 5000; // generous: the CI machine is a busy 2-core box
 
-// A connected client / server socket pair on 127.0.0.1, the server side in a ClientConnection.
-class Pair
-{
-public:
-    explicit Pair(const ConnectionLimits &limits = {})
-    {
-        if (!m_server.listen(QHostAddress::LocalHost, 0)) {
-            qFatal("listen failed: %s", qPrintable(m_server.errorString()));
-        }
-        m_client = std::make_unique<QTcpSocket>();
-        QObject::connect(m_client.get(), &QTcpSocket::readyRead, m_client.get(), [this] {
-            if (m_reading) {
-                m_received += m_client->readAll();
-            }
-        });
-        QObject::connect(m_client.get(), &QTcpSocket::disconnected, m_client.get(),
-                         [this] { m_closed = true; });
-        m_client->connectToHost(QHostAddress::LocalHost, m_server.serverPort());
-        if (!m_server.waitForNewConnection(kWaitMs)) {
-            qFatal("no connection accepted");
-        }
-        m_serverSide = m_server.nextPendingConnection(); // owned by m_server until reparented
-        m_serverSide->setParent(nullptr);
-        m_connection = new ClientConnection(m_serverSide, limits); // Qt child of the socket
-        if (!waitFor([this] { return m_client->state() == QAbstractSocket::ConnectedState; })) {
-            qFatal("client did not connect");
-        }
-    }
-    ~Pair()
-    {
-        m_client.reset();
-        delete m_serverSide.data();
-    }
-
-    static bool waitFor(const std::function<bool()> &condition, int ms = kWaitMs)
-    {
-        QDeadlineTimer deadline(ms);
-        while (!condition()) {
-            if (deadline.hasExpired()) {
-                return false;
-            }
-            QTest::qWait(5);
-        }
-        return true;
-    }
-
-    ClientConnection *connection() const { return m_connection; }
-    QTcpSocket *client() const { return m_client.get(); }
-    QTcpSocket *serverSide() const { return m_serverSide; }
-
-    // Waits until at least `n` bytes arrived (false on timeout).
-    bool receive(qsizetype n)
-    {
-        return waitFor([&] { return m_received.size() >= n; });
-    }
-    // Waits for the server to close the connection.
-    bool waitClosed()
-    {
-        return waitFor([this] { return m_closed; });
-    }
-    // Lets the loop run a while, for "nothing more arrives" checks.
-    static void settle(int ms = 100) { QTest::qWait(ms); }
-
-    QByteArray received() const { return m_received; }
-    QByteArray take() { return std::exchange(m_received, {}); }
-    bool closed() const { return m_closed; }
-    void setReading(bool reading)
-    {
-        m_reading = reading;
-        if (reading) {
-            m_received += m_client->readAll();
-        }
-    }
-
-private:
-    QTcpServer m_server;
-    std::unique_ptr<QTcpSocket> m_client;
-    QPointer<QTcpSocket> m_serverSide;
-    QPointer<ClientConnection> m_connection;
-    QByteArray m_received;
-    bool m_closed = false;
-    bool m_reading = true;
-};
+using Pair = slp::test::ConnectionPair;
 
 ResponseHead head(int status, qint64 length, const HeaderList &headers = {})
 {
