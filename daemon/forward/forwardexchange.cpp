@@ -124,8 +124,7 @@ void ForwardExchange::onHead(const UpstreamHead &head)
     countRequest(head.status);
 
     // A HEAD answer's Content-Length describes the GET it stands for: no body bytes follow.
-    m_bodyless = (head.status >= 100 && head.status < 200) || head.status == 204 ||
-                 head.status == 304 || m_plan.method == "HEAD";
+    m_bodyless = statusHasNoBody(head.status) || m_plan.method == "HEAD";
     m_expectedLength = m_bodyless ? 0 : head.contentLength;
     ResponseHead out;
     out.status = head.status;

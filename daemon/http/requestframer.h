@@ -27,7 +27,6 @@ public:
     };
 
     explicit RequestFramer(const RequestHeadLimits &limits = {});
-    void setLimits(const RequestHeadLimits &limits) { m_limits = limits; }
     // The next bytes start a new request.
     void reset();
 

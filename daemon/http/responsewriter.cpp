@@ -19,10 +19,6 @@ QByteArray connectionLine(bool keepAlive, int versionMinor)
     return versionMinor == 0 ? QByteArrayLiteral("Connection: keep-alive\r\n") : QByteArray();
 }
 
-bool bodylessStatus(int status)
-{
-    return (status >= 100 && status < 200) || status == 204 || status == 304;
-}
 } // namespace
 
 QByteArray serializeHead(int status, const QByteArray &reason, const HeaderList &headers,
@@ -73,7 +69,7 @@ void ResponseWriter::writeHead(const ResponseHead &head)
         return;
     }
     QByteArray framing;
-    if (bodylessStatus(head.status)) {
+    if (statusHasNoBody(head.status)) {
         m_framing = Framing::None;
     } else if (head.contentLength >= 0) {
         // A HEAD answer says how long the body would be, and sends none of it.

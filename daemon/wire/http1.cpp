@@ -13,6 +13,11 @@ QByteArray headerValue(const HeaderList &headers, QByteArrayView name)
     return {};
 }
 
+bool statusHasNoBody(int status)
+{
+    return (status >= 100 && status < 200) || status == 204 || status == 304;
+}
+
 QByteArray reasonPhrase(int status)
 {
     switch (status) {

@@ -17,6 +17,9 @@ using HeaderList = QList<QPair<QByteArray, QByteArray>>;
 // First value of `name`, case-insensitive; empty when absent.
 QByteArray headerValue(const HeaderList &headers, QByteArrayView name);
 
+// 1xx, 204 and 304 never carry a body (RFC 9110 section 6.4.1), whatever their head says.
+bool statusHasNoBody(int status);
+
 // The standard reason phrase of `status` ("Status" for codes SLP never writes itself).
 QByteArray reasonPhrase(int status);
 

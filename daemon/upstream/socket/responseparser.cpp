@@ -227,7 +227,7 @@ const http_parser_settings &ResponseParser::settings()
             }
             c->m_headPending = true;
             // HEAD: a length but no body
-            return c->m_headRequest || status == 204 || status == 304 ? 1 : 0;
+            return c->m_headRequest || statusHasNoBody(status) ? 1 : 0;
         };
         s.on_body = [](http_parser *p, const char *at, size_t n) {
             ResponseParser *c = self(p);
