@@ -17,7 +17,6 @@ namespace slp {
 
 namespace {
 constexpr qint64 kProbeReadBuffer = 64 * 1024; // what QNAM reads ahead of the probe
-constexpr qsizetype kMaxIdsLogged = 32;        // of an ambiguous list, in its log line
 // A probe that read this much leaves freed memory in glibc's arenas (QNAM's thread and the
 // parse thread have arenas of their own, and the heap's top rarely comes free): it goes back
 // to the system once the reply and its connection are gone.
@@ -202,15 +201,15 @@ void DiscoverySupervisor::onParsed(const ModelList &list)
     if (!list.ok) {
         return settle(ProbeResult::Error, list.error);
     }
-    if (list.ids.size() != 1) {
-        reportAmbiguous(list.ids);
+    if (list.count != 1) {
+        reportAmbiguous(list.ids, list.count);
         return settle(ProbeResult::Ambiguous, {});
     }
     adopt(list.ids.first());
     settle(ProbeResult::Ok, {});
 }
 
-void DiscoverySupervisor::reportAmbiguous(const QStringList &ids)
+void DiscoverySupervisor::reportAmbiguous(const QStringList &ids, qsizetype count)
 {
     const QString tail =
         m_state.name.isEmpty()
@@ -219,18 +218,18 @@ void DiscoverySupervisor::reportAmbiguous(const QStringList &ids)
                              "a stale model")
                   .arg(quotedName(m_state.name));
     QStringList shown;
-    shown.reserve(std::min<qsizetype>(ids.size(), kMaxIdsLogged));
-    for (qsizetype i = 0; i < ids.size() && i < kMaxIdsLogged; ++i) {
+    shown.reserve(std::min<qsizetype>(ids.size(), kMaxIdsReported));
+    for (qsizetype i = 0; i < ids.size() && i < kMaxIdsReported; ++i) {
         shown << listedName(ids.at(i));
     }
-    if (ids.size() > kMaxIdsLogged) {
+    if (count > shown.size()) {
         shown << QStringLiteral("...");
     }
     qCWarning(lcDiscovery).noquote()
         << QStringLiteral("discovery: WARNING: %1: backend serves %2 models [%3], expected "
                           "exactly 1")
                    .arg(m_id)
-                   .arg(ids.size())
+                   .arg(count)
                    .arg(shown.join(QLatin1Char(' '))) +
                tail;
     m_state.ambiguous = true;

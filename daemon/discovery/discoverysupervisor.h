@@ -50,7 +50,7 @@ private:
     void onProbeTimeout();
     QString probeFailure(QNetworkReply *reply) const;
     void onParsed(const ModelList &list);
-    void reportAmbiguous(const QStringList &ids);
+    void reportAmbiguous(const QStringList &ids, qsizetype count);
     void adopt(const QString &name);
     void settle(ProbeResult result, const QString &detail);
 

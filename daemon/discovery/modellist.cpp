@@ -55,6 +55,7 @@ ModelList parseModelList(const QByteArray &json)
         }
         list.ids.append(id.toString());
     }
+    list.count = list.ids.size();
     list.ok = true;
     return list;
 }

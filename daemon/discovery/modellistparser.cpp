@@ -24,7 +24,11 @@ void ModelListParser::parse(QByteArray json)
     auto result = std::make_shared<ModelList>();
     QThread *thread = QThread::create([json = std::move(json), result]() mutable {
         *result = parseModelList(json);
-        json = QByteArray(); // the text goes now, not with the thread object
+        // The text and the ids no one reads are freed here too, not on the serving thread.
+        json = QByteArray();
+        if (result->ids.size() > kMaxIdsReported) {
+            result->ids = result->ids.first(kMaxIdsReported);
+        }
     });
     m_thread = thread;
     connect(thread, &QThread::finished, this, [this, thread, result] {

@@ -11,7 +11,8 @@ class QThread;
 namespace slp {
 
 // parseModelList on a thread of its own: a list of 200,000 ids takes 100+ ms to parse, which
-// the serving thread must never spend (/healthz, requests). One parse at a time.
+// the serving thread must never spend (/healthz, requests). One parse at a time; of a list
+// with more than kMaxIdsReported ids, only that many come back (ModelList::count has all).
 class ModelListParser : public QObject
 {
     Q_OBJECT

@@ -168,6 +168,7 @@ void TestDiscoverySchedule::parse()
     if (ok) {
         QVERIFY2(list.error.isEmpty(), qPrintable(list.error));
         QCOMPARE(list.ids, ids);
+        QCOMPARE(list.count, ids.size());
     } else {
         QVERIFY2(!list.error.isEmpty(), "a rejection says why (it goes into the probe's log line)");
         for (const QChar c : list.error)
