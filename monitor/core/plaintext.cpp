@@ -34,8 +34,12 @@ QString markupEscaped(const QString &text)
 
 QString autoTextLiteral(const QString &text)
 {
-    if (!text.contains(QLatin1Char('<')) && !text.contains(QLatin1Char('&'))) {
-        return text; // plain to Qt's guess, shown as it is
+    // Qt::mightBeRichText looks at the first line only: a '<' or "&lt;" there makes the text
+    // rich. Anything else is shown as it is, so it stays as it is (also where the text is not
+    // guessed at all, as in a StatusNotifierItem's tooltip title).
+    const QStringView firstLine = QStringView(text).left(text.indexOf(QLatin1Char('\n')));
+    if (!firstLine.contains(QLatin1Char('<')) && !firstLine.contains(QLatin1String("&lt;"))) {
+        return text;
     }
     QString html = text.toHtmlEscaped();
     html.replace(QLatin1Char('\n'), QLatin1String("<br>"));

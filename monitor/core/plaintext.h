@@ -19,8 +19,9 @@ QString displayText(const QString &untrusted);
 // For a freedesktop notification body, which servers read as markup: & < > escaped.
 QString markupEscaped(const QString &text);
 
-// For Qt's tooltip and tray balloon, which guess between plain and rich text (Qt::AutoText):
-// text with markup characters becomes rich text that shows them literally; other text is kept.
+// For Qt's tooltip and tray balloon, which guess between plain and rich text (Qt::AutoText)
+// from the first line: text Qt would take for rich becomes escaped rich text that shows every
+// character literally; text Qt shows as plain is kept.
 QString autoTextLiteral(const QString &text);
 
 } // namespace slp::monitor

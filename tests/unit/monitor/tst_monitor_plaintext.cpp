@@ -102,8 +102,14 @@ void TestMonitorPlainText::autoTextLiteralOnlyWhenNeeded()
 {
     QCOMPARE(autoTextLiteral(QStringLiteral("ok: 4 routes\nqwen \u2192 Qwen/Qwen3-8B: ok")),
              QStringLiteral("ok: 4 routes\nqwen \u2192 Qwen/Qwen3-8B: ok"));
+    // Qt guesses from the first line: markup further down is shown as text anyway.
     QCOMPARE(autoTextLiteral(QStringLiteral("ok\na \u2192 <b>x</b> & \"y\"")),
-             QStringLiteral("<qt>ok<br>a \u2192 &lt;b&gt;x&lt;/b&gt; &amp; &quot;y&quot;</qt>"));
+             QStringLiteral("ok\na \u2192 <b>x</b> & \"y\""));
+    QCOMPARE(autoTextLiteral(QStringLiteral("R&D model")), QStringLiteral("R&D model"));
+    QCOMPARE(autoTextLiteral(QStringLiteral("a \u2192 <b>x</b> & \"y\"\nok")),
+             QStringLiteral("<qt>a \u2192 &lt;b&gt;x&lt;/b&gt; &amp; &quot;y&quot;<br>ok</qt>"));
+    QCOMPARE(autoTextLiteral(QStringLiteral("&lt;i&gt;")),
+             QStringLiteral("<qt>&amp;lt;i&amp;gt;</qt>"));
 }
 
 void TestMonitorPlainText::hostileNameOnEveryFace()
@@ -132,14 +138,18 @@ void TestMonitorPlainText::hostileNameOnEveryFace()
     }
     QVERIFY(found);
 
-    // The tray tooltip: no control character; its markup shown as text.
+    // The tray tooltip: no control character, and its first line (what Qt guesses rich text
+    // from) is SLP's headline, so the name's markup is shown as text.
     const QString tooltip = tooltipText(update.snapshot);
     QVERIFY2(tooltip.contains(kShown), qPrintable(tooltip));
     QVERIFY(!hasControl(tooltip));
-    const QString tooltipShown = autoTextLiteral(tooltip);
-    QVERIFY(tooltipShown.startsWith(QLatin1String("<qt>")));
-    QVERIFY(!tooltipShown.contains(QLatin1String("<b>")));
-    QVERIFY(tooltipShown.contains(QLatin1String("&lt;b&gt;bold&lt;/b&gt;")));
+    QVERIFY(!tooltip.section(QLatin1Char('\n'), 0, 0).contains(QLatin1Char('<')));
+    QCOMPARE(autoTextLiteral(tooltip), tooltip);
+    // The same line first, as in a tray balloon: escaped rich text.
+    const QString balloon = autoTextLiteral(routeLine(*qwen) + QLatin1Char('\n') + tooltip);
+    QVERIFY(balloon.startsWith(QLatin1String("<qt>")));
+    QVERIFY(!balloon.contains(QLatin1String("<b>")));
+    QVERIFY(balloon.contains(QLatin1String("&lt;b&gt;bold&lt;/b&gt;")));
 
     // The notification the ambiguity raises: the literal name, escaped for the markup the
     // notification server reads.
