@@ -9,10 +9,44 @@
 #include <QNetworkReply>
 #include <QNetworkRequest>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 namespace slp {
 
 namespace {
-constexpr qint64 kMaxCatalogBytes = 4 * 1024 * 1024; // a model list, not a download
+constexpr qint64 kProbeReadBuffer = 64 * 1024; // what QNAM reads ahead of the probe
+// A probe that read this much leaves freed memory in glibc's arenas (QNAM's thread and the
+// parse thread have arenas of their own, and the heap's top rarely comes free): it goes back
+// to the system once the reply and its connection are gone.
+constexpr qint64 kTrimAfterBytes = 1024 * 1024;
+constexpr std::chrono::milliseconds kTrimDelay{200};
+
+void returnFreedMemory()
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
+// A model id for a log line: quoted and escaped, whatever the backend put in it.
+QString quotedName(const QString &name)
+{
+    return quoteForLog(name.toUtf8(), int(kMaxModelIdBytes));
+}
+
+// In the ambiguous list, a plain id stands bare as it always did; anything else is quoted.
+QString listedName(const QString &name)
+{
+    for (const QChar c : name) {
+        if (c.unicode() <= 0x20 || c.unicode() >= 0x7f || c == QLatin1Char('"') ||
+            c == QLatin1Char('\\')) {
+            return quotedName(name);
+        }
+    }
+    return name;
+}
 
 std::chrono::milliseconds ms(std::chrono::nanoseconds d)
 {
@@ -46,6 +80,7 @@ DiscoverySupervisor::DiscoverySupervisor(const Route &route, qsizetype routeInde
     m_probeTimeout.setSingleShot(true);
     connect(&m_nextProbe, &QTimer::timeout, this, &DiscoverySupervisor::probe);
     connect(&m_probeTimeout, &QTimer::timeout, this, &DiscoverySupervisor::onProbeTimeout);
+    connect(&m_parser, &ModelListParser::parsed, this, &DiscoverySupervisor::onParsed);
     m_metrics.set(metric::modelAmbiguous, metric::modelLabels(m_id), 0);
 }
 
@@ -79,14 +114,38 @@ void DiscoverySupervisor::probe()
     request.setRawHeader("Accept", "application/json");
     request.setRawHeader("User-Agent", "slp-discovery/" SLP_VERSION);
     m_timedOut = false;
+    m_overLimit = false;
+    m_body.clear();
     m_reply = m_network->get(request);
+    // QNAM stops reading the socket while this much is unread: what a probe holds is bounded
+    // by the limit plus this, however fast the backend sends.
+    m_reply->setReadBufferSize(kProbeReadBuffer);
+    connect(m_reply, &QNetworkReply::metaDataChanged, this, &DiscoverySupervisor::onProbeHead);
+    connect(m_reply, &QNetworkReply::readyRead, this, &DiscoverySupervisor::onProbeData);
     connect(m_reply, &QNetworkReply::finished, this, &DiscoverySupervisor::onProbeFinished);
-    connect(m_reply, &QNetworkReply::downloadProgress, this, [this](qint64 received, qint64) {
-        if (received > kMaxCatalogBytes && m_reply) {
-            m_reply->abort();
-        }
-    });
     m_probeTimeout.start(ms(m_settings.probeTimeout));
+}
+
+void DiscoverySupervisor::onProbeHead()
+{
+    // A declared length past the limit is refused before its first byte is read.
+    const QVariant length = m_reply->header(QNetworkRequest::ContentLengthHeader);
+    if (length.isValid() && length.toLongLong() > kMaxModelListBytes && m_reply->isRunning()) {
+        m_overLimit = true;
+        m_reply->abort(); // emits finished() synchronously
+    }
+}
+
+void DiscoverySupervisor::onProbeData()
+{
+    if (!m_reply) {
+        return;
+    }
+    m_body += m_reply->read(kMaxModelListBytes + 1 - m_body.size());
+    if (m_body.size() > kMaxModelListBytes && m_reply->isRunning()) {
+        m_overLimit = true;
+        m_reply->abort(); // emits finished() synchronously
+    }
 }
 
 void DiscoverySupervisor::onProbeTimeout()
@@ -95,6 +154,25 @@ void DiscoverySupervisor::onProbeTimeout()
         m_timedOut = true;
         m_reply->abort();
     }
+}
+
+QString DiscoverySupervisor::probeFailure(QNetworkReply *reply) const
+{
+    const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+    if (m_timedOut) {
+        return QStringLiteral("no answer within %1").arg(formatGoDuration(m_settings.probeTimeout));
+    }
+    if (m_overLimit || m_body.size() > kMaxModelListBytes) {
+        return QStringLiteral("model list larger than %1 bytes: stopped reading")
+            .arg(kMaxModelListBytes);
+    }
+    if (reply->error() != QNetworkReply::NoError && status == 0) {
+        return reply->errorString();
+    }
+    if (status != 200) {
+        return QStringLiteral("HTTP status %1").arg(status);
+    }
+    return {};
 }
 
 void DiscoverySupervisor::onProbeFinished()
@@ -106,72 +184,84 @@ void DiscoverySupervisor::onProbeFinished()
         return;
     }
     reply->deleteLater();
-    const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-    if (m_timedOut) {
-        return settle(
-            ProbeResult::Error,
-            QStringLiteral("no answer within %1").arg(formatGoDuration(m_settings.probeTimeout)));
+    if (!m_overLimit && !m_timedOut) {
+        m_body += reply->read(kMaxModelListBytes + 1 - m_body.size());
     }
-    if (reply->error() != QNetworkReply::NoError && status == 0) {
-        return settle(ProbeResult::Error, reply->errorString());
+    m_bodyBytesRead = m_body.size();
+    const QString failure = probeFailure(reply);
+    if (!failure.isEmpty()) {
+        m_body = QByteArray();
+        return settle(ProbeResult::Error, failure);
     }
-    if (status != 200) {
-        return settle(ProbeResult::Error, QStringLiteral("HTTP status %1").arg(status));
-    }
-    const QByteArray body = reply->readAll();
-    if (body.size() > kMaxCatalogBytes) {
-        return settle(ProbeResult::Error, QStringLiteral("model list larger than 4 MiB"));
-    }
-    const ModelList list = parseModelList(body);
+    m_parser.parse(std::exchange(m_body, QByteArray())); // onParsed settles the probe
+}
+
+void DiscoverySupervisor::onParsed(const ModelList &list)
+{
     if (!list.ok) {
         return settle(ProbeResult::Error, list.error);
     }
-
-    DiscoveryState &state = m_state;
-    if (list.ids.size() != 1) {
-        const QString tail =
-            state.name.isEmpty()
-                ? QStringLiteral("; no known name, forwarding \"%1\" unchanged").arg(m_id)
-                : QStringLiteral("; keeping last known name \"%1\" -- requests may be routed to "
-                                 "a stale model")
-                      .arg(state.name);
-        qCWarning(lcDiscovery).noquote()
-            << QStringLiteral("discovery: WARNING: %1: backend serves %2 models [%3], expected "
-                              "exactly 1")
-                       .arg(m_id)
-                       .arg(list.ids.size())
-                       .arg(list.ids.join(QLatin1Char(' '))) +
-                   tail;
-        state.ambiguous = true;
-        m_metrics.set(metric::modelAmbiguous, metric::modelLabels(m_id), 1);
+    if (list.count != 1) {
+        reportAmbiguous(list.ids, list.count);
         return settle(ProbeResult::Ambiguous, {});
     }
+    adopt(list.ids.first());
+    settle(ProbeResult::Ok, {});
+}
 
-    const QString name = list.ids.first();
+void DiscoverySupervisor::reportAmbiguous(const QStringList &ids, qsizetype count)
+{
+    const QString tail =
+        m_state.name.isEmpty()
+            ? QStringLiteral("; no known name, forwarding \"%1\" unchanged").arg(m_id)
+            : QStringLiteral("; keeping last known name %1 -- requests may be routed to "
+                             "a stale model")
+                  .arg(quotedName(m_state.name));
+    QStringList shown;
+    shown.reserve(std::min<qsizetype>(ids.size(), kMaxIdsReported));
+    for (qsizetype i = 0; i < ids.size() && i < kMaxIdsReported; ++i) {
+        shown << listedName(ids.at(i));
+    }
+    if (count > shown.size()) {
+        shown << QStringLiteral("...");
+    }
+    qCWarning(lcDiscovery).noquote()
+        << QStringLiteral("discovery: WARNING: %1: backend serves %2 models [%3], expected "
+                          "exactly 1")
+                   .arg(m_id)
+                   .arg(count)
+                   .arg(shown.join(QLatin1Char(' '))) +
+               tail;
+    m_state.ambiguous = true;
+    m_metrics.set(metric::modelAmbiguous, metric::modelLabels(m_id), 1);
+}
+
+void DiscoverySupervisor::adopt(const QString &name)
+{
+    DiscoveryState &state = m_state;
     if (state.ambiguous) {
         qCInfo(lcDiscovery).noquote()
-            << QStringLiteral("discovery: %1: backend serves exactly one model again: \"%2\"")
-                   .arg(m_id, name);
+            << QStringLiteral("discovery: %1: backend serves exactly one model again: %2")
+                   .arg(m_id, quotedName(name));
     }
     state.ambiguous = false;
     m_metrics.set(metric::modelAmbiguous, metric::modelLabels(m_id), 0);
-    if (state.name != name) {
-        if (state.name.isEmpty()) {
-            qCInfo(lcDiscovery).noquote()
-                << QStringLiteral(
-                       "discovery: %1: backend serves \"%2\"; requests are renamed to it")
-                       .arg(m_id, name);
-        } else {
-            qCWarning(lcDiscovery).noquote()
-                << QStringLiteral("discovery: %1: upstream model changed from \"%2\" to \"%3\"; "
-                                  "the rewrite follows")
-                       .arg(m_id, state.name, name);
-            m_metrics.add(metric::modelChanges, metric::modelLabels(m_id));
-        }
-        state.name = name; // workers see it in the snapshot the daemon publishes on report
-        m_nameChanged = true;
+    if (state.name == name) {
+        return;
     }
-    settle(ProbeResult::Ok, {});
+    if (state.name.isEmpty()) {
+        qCInfo(lcDiscovery).noquote()
+            << QStringLiteral("discovery: %1: backend serves %2; requests are renamed to it")
+                   .arg(m_id, quotedName(name));
+    } else {
+        qCWarning(lcDiscovery).noquote()
+            << QStringLiteral("discovery: %1: upstream model changed from %2 to %3; "
+                              "the rewrite follows")
+                   .arg(m_id, quotedName(state.name), quotedName(name));
+        m_metrics.add(metric::modelChanges, metric::modelLabels(m_id));
+    }
+    state.name = name; // workers see it in the snapshot the daemon publishes on report
+    m_nameChanged = true;
 }
 
 void DiscoverySupervisor::settle(ProbeResult result, const QString &detail)
@@ -185,12 +275,15 @@ void DiscoverySupervisor::settle(ProbeResult result, const QString &detail)
     if (result == ProbeResult::Error) {
         const QString keeping = state.name.isEmpty()
                                     ? QStringLiteral("forwarding \"%1\" unchanged").arg(m_id)
-                                    : QStringLiteral("keeping \"%1\"").arg(state.name);
+                                    : QStringLiteral("keeping %1").arg(quotedName(state.name));
         qCWarning(lcDiscovery).noquote()
             << QStringLiteral("discovery: %1: probe GET \"%2\" failed: %3; %4; next probe in %5")
                    .arg(m_id, m_url, detail, keeping, formatGoDuration(wait));
     }
     m_nextProbe.start(ms(wait));
+    if (std::exchange(m_bodyBytesRead, 0) >= kTrimAfterBytes) {
+        QTimer::singleShot(kTrimDelay, this, &returnFreedMemory);
+    }
     Q_EMIT reported(m_index, std::exchange(m_nameChanged, false));
 }
 

@@ -4,6 +4,7 @@
 #include "config/config.h"
 #include "discovery/discoverystate.h"
 #include "discovery/modellist.h"
+#include "discovery/modellistparser.h"
 
 #include <QElapsedTimer>
 #include <QObject>
@@ -43,10 +44,15 @@ Q_SIGNALS:
 
 private:
     void probe();
+    void onProbeHead();
+    void onProbeData();
     void onProbeFinished();
     void onProbeTimeout();
+    QString probeFailure(QNetworkReply *reply) const;
+    void onParsed(const ModelList &list);
+    void reportAmbiguous(const QStringList &ids, qsizetype count);
+    void adopt(const QString &name);
     void settle(ProbeResult result, const QString &detail);
-    void scheduleNext(ProbeResult result);
 
     DiscoveryState m_state;
     qsizetype m_index;
@@ -59,7 +65,11 @@ private:
     QTimer m_nextProbe;
     QTimer m_probeTimeout;
     QPointer<QNetworkReply> m_reply;
+    QByteArray m_body;          // what the running probe read so far
+    qint64 m_bodyBytesRead = 0; // of the last probe, for the memory trim after it
+    bool m_overLimit = false;   // the probe stopped reading past kMaxModelListBytes
     bool m_timedOut = false;
+    ModelListParser m_parser;
     bool m_nameChanged = false; // since the last report
 };
 

@@ -1,11 +1,31 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "discovery/modellist.h"
 
+#include "observe/logging.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 
 namespace slp {
+
+namespace {
+constexpr int kQuotedIdBytes = 64; // enough of a refused id to recognise it in the log
+} // namespace
+
+QString modelIdFault(const QString &id)
+{
+    if (id.toUtf8().size() > kMaxModelIdBytes) {
+        return QStringLiteral("a model id over %1 bytes").arg(kMaxModelIdBytes);
+    }
+    for (const QChar c : id) {
+        // C0, DEL and C1 controls: what a terminal or a journal viewer would act on.
+        if (c.category() == QChar::Other_Control) {
+            return QStringLiteral("a model id with a control character");
+        }
+    }
+    return {};
+}
 
 ModelList parseModelList(const QByteArray &json)
 {
@@ -27,8 +47,15 @@ ModelList parseModelList(const QByteArray &json)
             list.error = QStringLiteral("not a model list: an entry has no string \"id\"");
             return list;
         }
+        const QString fault = modelIdFault(id.toString());
+        if (!fault.isEmpty()) {
+            list.error = fault + QStringLiteral(" (") +
+                         quoteForLog(id.toString().toUtf8(), kQuotedIdBytes) + QStringLiteral(")");
+            return list;
+        }
         list.ids.append(id.toString());
     }
+    list.count = list.ids.size();
     list.ok = true;
     return list;
 }

@@ -9,14 +9,27 @@
 
 namespace slp {
 
+// A model list is a list, not a download: a probe stops reading past this (a fixed limit:
+// 200,000 ids fit in it), so a hostile backend cannot make SLP buffer an endless body.
+constexpr qint64 kMaxModelListBytes = 4 * 1024 * 1024;
+// Ids beyond this, or with a control character, make the probe an error, never a rename:
+// they would end up in every log line and request that names the model.
+constexpr qsizetype kMaxModelIdBytes = 256;
+// The ids of an ambiguous list that its log line names.
+constexpr qsizetype kMaxIdsReported = 32;
+
 // Reads a backend's GET /v1/models answer ({"object":"list","data":[{"id":...},...]}).
 struct ModelList
 {
     bool ok = false;
-    QStringList ids; // in the backend's order
-    QString error;   // why the text is not a model list
+    QStringList ids;     // in the backend's order
+    qsizetype count = 0; // how many the list has (ModelListParser keeps only the first ids)
+    QString error;       // why the text is not a model list
 };
 ModelList parseModelList(const QByteArray &json);
+// Why `id` is no model name SLP renames to (over kMaxModelIdBytes or a control character), or
+// empty when it is one.
+QString modelIdFault(const QString &id);
 
 enum class ProbeResult
 {

@@ -9,6 +9,7 @@
 #include "http/errorbody.h"
 #include "http/responsewriter.h"
 #include "observe/metrics.h"
+#include "wire/mediatype.h"
 
 namespace slp {
 
@@ -110,7 +111,7 @@ void ForwardExchange::onHead(const UpstreamHead &head)
     m_status = head.status;
     m_upstreamRequestId = headerValue(head.headers, "x-request-id");
     if (m_plan.aggregate != ForwardPlan::Aggregate::Off && head.status == 200 &&
-        headerValue(head.headers, "content-type").toLower().startsWith("text/event-stream")) {
+        isEventStream(headerValue(head.headers, "content-type"))) {
         // Hold everything: the client gets one JSON answer (or a 502) once the stream ends.
         m_aggregator = std::make_unique<SseAggregator>(
             m_plan.aggregate == ForwardPlan::Aggregate::Chat ? SseAggregator::Kind::Chat
@@ -140,7 +141,7 @@ void ForwardExchange::onHead(const UpstreamHead &head)
     // Comments only where they cannot break framing: a body of unknown length (a comment
     // would run past a Content-Length) that is an event stream.
     startWatch(!m_bodyless && head.contentLength < 0 &&
-               headerValue(head.headers, "content-type").toLower().startsWith("text/event-stream"));
+               isEventStream(headerValue(head.headers, "content-type")));
     relay();
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "desktopnotifier.h"
 
+#include "plaintext.h"
+
 #include <QDBusConnection>
 #include <QDBusMessage>
 #include <QDBusPendingCallWatcher>
@@ -42,8 +44,9 @@ void DesktopNotifier::show(const Notice &notice)
     call << QStringLiteral("slp-monitor") // app_name
          << uint(0)                       // replaces_id: every transition is its own event
          << QString()                     // app_icon
-         << notice.title << notice.body << QStringList() // actions
-         << hints << int(-1);                            // the daemon's default expiry
+         // The body is markup to most servers (body-markup); the summary is plain text.
+         << notice.title << markupEscaped(notice.body) << QStringList() // actions
+         << hints << int(-1); // the daemon's default expiry
     const QDBusPendingCall pending = bus.asyncCall(call, 5000);
     auto *watcher = new QDBusPendingCallWatcher(pending, this);
     connect(watcher, &QDBusPendingCallWatcher::finished, this, [this, watcher, notice] {
@@ -59,7 +62,7 @@ void DesktopNotifier::showFallback(const Notice &notice, const QString &why)
     if (m_tray && m_tray->isVisible()) {
         qCInfo(lcNotify).noquote()
             << "no notification service (" << why << "); using the tray balloon";
-        m_tray->showMessage(notice.title, notice.body,
+        m_tray->showMessage(autoTextLiteral(notice.title), autoTextLiteral(notice.body),
                             notice.urgency == Notice::Urgency::Critical
                                 ? QSystemTrayIcon::Critical
                                 : QSystemTrayIcon::Information);

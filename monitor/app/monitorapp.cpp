@@ -4,6 +4,7 @@
 #include "desktopnotifier.h"
 #include "monitorwindow.h"
 #include "noticepolicy.h"
+#include "plaintext.h"
 #include "routetablemodel.h"
 #include "settingsdialog.h"
 #include "statusicons.h"
@@ -131,7 +132,7 @@ void MonitorApp::updateTray(const StatusSnapshot &snapshot)
     if (!m_tray)
         return;
     m_tray->setIcon(healthIcon(snapshot.health));
-    m_tray->setToolTip(tooltipText(snapshot));
+    m_tray->setToolTip(autoTextLiteral(tooltipText(snapshot)));
     m_headerAction->setText(QStringLiteral("SLP \u2014 %1").arg(headline(snapshot)));
     m_headerAction->setIcon(healthIcon(snapshot.health));
     m_trafficAction->setText(trafficHeadline(snapshot));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "status.h"
 
+#include "plaintext.h"
 #include "prometheustext.h"
 
 #include <QHash>
@@ -172,6 +173,8 @@ StatusSnapshot readSnapshot(const PollResult &poll)
         route.entry = entry;
         if (route.entry.upstreamModel.isEmpty())
             route.entry.upstreamModel = upstreamFromMetrics.value(entry.id);
+        // A backend chose this name: every face shows it as literal text.
+        route.entry.upstreamModel = displayText(route.entry.upstreamModel);
         route.ambiguousMetric = ambiguous.value(entry.id, false);
         route.state = routeStateOf(route.entry, route.ambiguousMetric);
         route.counters = counters.value(entry.id);

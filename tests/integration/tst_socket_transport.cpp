@@ -5,6 +5,7 @@
 // reuse and when a connection must not be reused, no queueing, the time-to-first-byte 502,
 // client-gone and upstream-gone, and backpressure on a 200 MB response to a slow client.
 // Upstreams: the mock vLLM server and a scripted raw TCP server inside this test.
+#include "procstatus.h"
 #include "testsupport.h"
 #include "wire/parser.h"
 
@@ -26,18 +27,6 @@
 using namespace slp::test;
 
 namespace {
-
-qint64 rssKb(qint64 pid)
-{
-    QFile f(QStringLiteral("/proc/%1/status").arg(pid));
-    if (!f.open(QIODevice::ReadOnly))
-        return -1;
-    for (const QByteArray &line : f.readAll().split('\n')) {
-        if (line.startsWith("VmRSS:"))
-            return line.mid(6).simplified().split(' ').value(0).toLongLong();
-    }
-    return -1;
-}
 
 qint64 nextSeq(MockUpstream &mock)
 {
@@ -630,12 +619,12 @@ void TestSocketTransport::slowClientLargeResponse()
         feed(socket->read(1024 * 1024));
         if (bodyRead - lastSample >= 20 * 1024 * 1024) {
             lastSample = bodyRead;
-            maxRssKb = std::max(maxRssKb, rssKb(pid));
+            maxRssKb = std::max(maxRssKb, residentKb(pid));
             if (pauses < 3) {
                 ++pauses; // a slow client: stop reading for a while
                 for (int i = 0; i < 4; ++i) {
                     QThread::msleep(150);
-                    maxRssKb = std::max(maxRssKb, rssKb(pid));
+                    maxRssKb = std::max(maxRssKb, residentKb(pid));
                 }
             }
         }

@@ -7,6 +7,7 @@
 // Besides the mock upstream (for resets via its knobs) the test runs its own raw TCP server,
 // FaultServer, whose behaviour is picked by the request's query string (slp forwards path and
 // query verbatim): ?fault=half|garbage|bighead|drip|ok.
+#include "procstatus.h"
 #include "testsupport.h"
 #include "wire/parser.h"
 
@@ -116,18 +117,6 @@ quint16 closedPort()
     const quint16 port = server.serverPort();
     server.close();
     return port;
-}
-
-qint64 rssKiB(qint64 pid)
-{
-    QFile f(QStringLiteral("/proc/%1/status").arg(pid));
-    if (!f.open(QIODevice::ReadOnly))
-        return -1;
-    for (const QByteArray &line : f.readAll().split('\n')) {
-        if (line.startsWith("VmRSS:"))
-            return line.mid(6).trimmed().split(' ').value(0).toLongLong();
-    }
-    return -1;
 }
 
 int openFds(qint64 pid)
@@ -343,12 +332,12 @@ void TestUpstreamFaults::garbageInsteadOfHttp()
 void TestUpstreamFaults::tenMegabyteHeader()
 {
     const qint64 pid = m_slp.process().pid();
-    const qint64 before = rssKiB(pid);
+    const qint64 before = residentKb(pid);
     QElapsedTimer clock;
     clock.start();
     const HttpResult r =
         send(QStringLiteral("faulty"), QStringLiteral("?fault=bighead"), {}, false, 40000);
-    const qint64 after = rssKiB(pid);
+    const qint64 after = residentKb(pid);
     qInfo("10 MB header: %lld ms, slp RSS %lld -> %lld KiB", clock.elapsed(), before, after);
     expect502Logged(r, QStringLiteral("faulty"));
     // Never the whole header in memory several times over.
@@ -418,7 +407,7 @@ void TestUpstreamFaults::twoHundredFaultsLeakNothing()
         QVERIFY2(check(i, r), qPrintable(QString::number(i) + ": " + show(r)));
     }
     pumpEvents(300);
-    const qint64 rss0 = rssKiB(pid);
+    const qint64 rss0 = residentKb(pid);
     const int fds0 = openFds(pid);
     QElapsedTimer clock;
     clock.start();
@@ -428,7 +417,7 @@ void TestUpstreamFaults::twoHundredFaultsLeakNothing()
         QVERIFY2(clock.elapsed() < 50000, "200 faults took too long");
     }
     pumpEvents(500);
-    const qint64 rss1 = rssKiB(pid);
+    const qint64 rss1 = residentKb(pid);
     const int fds1 = openFds(pid);
     qInfo("200 faults in %lld ms: RSS %lld -> %lld KiB, fds %d -> %d", clock.elapsed(), rss0, rss1,
           fds0, fds1);

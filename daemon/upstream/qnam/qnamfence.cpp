@@ -54,6 +54,19 @@ bool hasControlByte(const QByteArray &value)
 {
     return value.contains('\r') || value.contains('\n') || value.contains('\0');
 }
+
+// What the socket transport's parser refuses in a header value: every control byte but HTAB
+// (RFC 9110 5.5), DEL included.
+bool hasFieldControlByte(const QByteArray &value)
+{
+    for (const char c : value) {
+        const auto u = static_cast<unsigned char>(c);
+        if ((u < 0x20 && c != '\t') || u == 0x7f) {
+            return true;
+        }
+    }
+    return false;
+}
 } // namespace
 
 QByteArray qnamWireTarget(const UpstreamRequest &request)
@@ -102,8 +115,8 @@ QString qnamHeadFault(int status, const QByteArray &reason, const HeaderList &he
     qsizetype headBytes = 15 + reason.size(); // "HTTP/1.1 200 " ... "\r\n"
     for (const auto &[name, value] : headers) {
         headBytes += name.size() + value.size() + 4; // ": " and CRLF
-        if (hasControlByte(value)) {
-            return QStringLiteral("a CR, LF or NUL in the value of %1")
+        if (hasFieldControlByte(value)) {
+            return QStringLiteral("a control byte in the value of %1")
                 .arg(QString::fromLatin1(name));
         }
         hasLength = hasLength || name.compare("content-length", Qt::CaseInsensitive) == 0;

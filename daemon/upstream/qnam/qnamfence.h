@@ -23,8 +23,9 @@ bool qnamSendsTargetUnchanged(const UpstreamRequest &request);
 // Why a response head QNAM reports must not be relayed, or empty when it may be: an interim
 // 1xx taken for the answer, no fields at all (what QNAM leaves of a head with more than 100),
 // more than 100 fields, Content-Length together with Transfer-Encoding, a head over
-// ResponseParser's 64 KiB, or a CR, LF or NUL in the reason phrase or a header value. `headers` as
-// QNAM gives them (repeated Set-Cookie values joined by '\n').
+// ResponseParser's 64 KiB, a CR, LF or NUL in the reason phrase, or a control byte other than
+// HTAB in a header value (as the socket transport's parser). `headers` as QNAM gives them,
+// repeated Set-Cookie values split apart again.
 QString qnamHeadFault(int status, const QByteArray &reason, const HeaderList &headers);
 
 } // namespace slp

@@ -2,6 +2,7 @@
 #include "upstream/qnam/qnamtransport.h"
 
 #include "upstream/qnam/qnamfence.h"
+#include "upstream/upstreamhead.h"
 
 #include <QNetworkAccessManager>
 #include <QNetworkProxy>
@@ -212,6 +213,7 @@ private:
         // that tail, a clean short 200 (3 of 36 under load). Such a body is read unbounded;
         // LLM servers frame theirs with a length or chunks, and `socket` bounds every kind.
         m_reply->setReadBufferSize(m_closeDelimited ? 0 : kReplyReadBuffer);
+        dropUnfitRequestIds(head, m_origin);
         Q_EMIT headReceived(head);
     }
 

@@ -174,6 +174,43 @@ void ResponseParser::endHeader()
     m_inValue = false;
 }
 
+int ResponseParser::headersComplete()
+{
+    endHeader();
+    const int status = int(m_parser.status_code);
+    if (status == 101) {
+        return -1; // SLP never asks to switch protocols
+    }
+    // http-parser 2.9 skips the body of a 1xx, 204 or 304 only when it has no
+    // Content-Length: these never have one, whatever the head says (RFC 9112 6.3).
+    if (status >= 100 && status < 200) {
+        m_interim = true; // 100 Continue, 103 Early Hints: skipped
+        return 1;
+    }
+    m_pendingHead.status = status;
+    if ((m_parser.flags & F_CONTENTLENGTH) && !(m_parser.flags & F_CHUNKED)) {
+        m_pendingHead.contentLength = qint64(m_parser.content_length);
+    }
+    m_headPending = true;
+    // HEAD: a length but no body
+    return m_headRequest || statusHasNoBody(status) ? 1 : 0;
+}
+
+int ResponseParser::messageComplete()
+{
+    if (m_interim) {
+        m_interim = false;
+        m_inStatusLine = true;
+        m_statusStarted = false;
+        http_parser_pause(&m_parser, 1); // feed() checks the next status line first
+        return 0;
+    }
+    m_keepAlive = http_should_keep_alive(&m_parser) != 0;
+    m_messageComplete = true;
+    http_parser_pause(&m_parser, 1); // what follows in the same read is not a response
+    return 0;
+}
+
 const http_parser_settings &ResponseParser::settings()
 {
     static const http_parser_settings table = [] {
@@ -208,27 +245,7 @@ const http_parser_settings &ResponseParser::settings()
             appendPiece(c->m_value, at, n);
             return 0;
         };
-        s.on_headers_complete = [](http_parser *p) {
-            ResponseParser *c = self(p);
-            c->endHeader();
-            const int status = int(p->status_code);
-            if (status == 101) {
-                return -1; // SLP never asks to switch protocols
-            }
-            // http-parser 2.9 skips the body of a 1xx, 204 or 304 only when it has no
-            // Content-Length: these never have one, whatever the head says (RFC 9112 6.3).
-            if (status >= 100 && status < 200) {
-                c->m_interim = true; // 100 Continue, 103 Early Hints: skipped
-                return 1;
-            }
-            c->m_pendingHead.status = status;
-            if ((p->flags & F_CONTENTLENGTH) && !(p->flags & F_CHUNKED)) {
-                c->m_pendingHead.contentLength = qint64(p->content_length);
-            }
-            c->m_headPending = true;
-            // HEAD: a length but no body
-            return c->m_headRequest || statusHasNoBody(status) ? 1 : 0;
-        };
+        s.on_headers_complete = [](http_parser *p) { return self(p)->headersComplete(); };
         s.on_body = [](http_parser *p, const char *at, size_t n) {
             ResponseParser *c = self(p);
             const QByteArray *piece = c->m_feeding;
@@ -241,20 +258,7 @@ const http_parser_settings &ResponseParser::settings()
             c->m_bodyGrew = true;
             return 0;
         };
-        s.on_message_complete = [](http_parser *p) {
-            ResponseParser *c = self(p);
-            if (c->m_interim) {
-                c->m_interim = false;
-                c->m_inStatusLine = true;
-                c->m_statusStarted = false;
-                http_parser_pause(p, 1); // feed() checks the next status line first
-                return 0;
-            }
-            c->m_keepAlive = http_should_keep_alive(p) != 0;
-            c->m_messageComplete = true;
-            http_parser_pause(p, 1); // what follows in the same read is not a response
-            return 0;
-        };
+        s.on_message_complete = [](http_parser *p) { return self(p)->messageComplete(); };
         return s;
     }();
     return table;

@@ -52,6 +52,8 @@ private:
     static const http_parser_settings &settings();
     static ResponseParser *self(http_parser *p) { return static_cast<ResponseParser *>(p->data); }
     void endHeader();
+    int headersComplete(); // http-parser's callbacks of the same name
+    int messageComplete();
     void scanStatusLine(const char *data, qsizetype size);
 
     http_parser m_parser{};

@@ -4,6 +4,7 @@
 #include "net/directwrite.h"
 #include "upstream/socket/responseparser.h"
 #include "upstream/socket/sockettransport.h"
+#include "upstream/upstreamhead.h"
 
 #include <QNetworkProxy>
 #include <QPointer>
@@ -356,6 +357,7 @@ private:
         UpstreamHead head;
         if (m_response.takeHead(&head)) {
             m_headArrived = true;
+            dropUnfitRequestIds(head, m_endpoint.key);
             Q_EMIT headReceived(head);
             if (!guard || m_finished) {
                 return true;

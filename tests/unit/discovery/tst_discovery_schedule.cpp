@@ -136,6 +136,26 @@ void TestDiscoverySchedule::parse_data()
     QTest::newRow("empty id") << QByteArray(R"({"data":[{"id":""}]})") << false << QStringList{};
     QTest::newRow("entry not an object")
         << QByteArray(R"({"data":["a"]})") << false << QStringList{};
+    // A name SLP would log and send with every request: control characters or over 256 bytes
+    // make the probe an error, never a rename.
+    QTest::newRow("ESC CR BEL in an id")
+        << QByteArray(R"({"data":[{"id":"red\u001b[31mRED\r\u0007"}]})") << false << QStringList{};
+    QTest::newRow("C1 control in an id")
+        << QByteArray(R"({"data":[{"id":"a\u0085b"}]})") << false << QStringList{};
+    QTest::newRow("DEL in one of several ids")
+        << QByteArray(R"({"data":[{"id":"a"},{"id":"b\u007f"}]})") << false << QStringList{};
+    QTest::newRow("id of 256 bytes")
+        << QByteArray(R"({"data":[{"id":")" + QByteArray(256, 'x') + R"("}]})") << true
+        << QStringList{QString(256, QLatin1Char('x'))};
+    QTest::newRow("id of 257 bytes")
+        << QByteArray(R"({"data":[{"id":")" + QByteArray(257, 'x') + R"("}]})") << false
+        << QStringList{};
+    QTest::newRow("id of 129 two-byte characters")
+        << (QByteArray(R"({"data":[{"id":")") + QString(129, QChar(0xe8)).toUtf8() + R"("}]})")
+        << false << QStringList{};
+    QTest::newRow("quotes and markup are a name")
+        << QByteArray(R"({"data":[{"id":"a\"b\\c<b>d</b>"}]})") << true
+        << QStringList{QStringLiteral("a\"b\\c<b>d</b>")};
 }
 
 void TestDiscoverySchedule::parse()
@@ -148,8 +168,12 @@ void TestDiscoverySchedule::parse()
     if (ok) {
         QVERIFY2(list.error.isEmpty(), qPrintable(list.error));
         QCOMPARE(list.ids, ids);
+        QCOMPARE(list.count, ids.size());
     } else {
         QVERIFY2(!list.error.isEmpty(), "a rejection says why (it goes into the probe's log line)");
+        for (const QChar c : list.error)
+            QVERIFY2(c.category() != QChar::Other_Control, qPrintable(list.error));
+        QVERIFY2(list.error.size() < 400, qPrintable(list.error));
     }
 }
 

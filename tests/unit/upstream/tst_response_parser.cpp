@@ -574,6 +574,13 @@ private Q_SLOTS:
             << QByteArray("HTTP/1.1 200 OK\r\nX-A: a\0b\r\nContent-Length: 0\r\n\r\n", 48);
         QTest::newRow("CR in header value")
             << QByteArray("HTTP/1.1 200 OK\r\nX-A: a\rb\r\nContent-Length: 0\r\n\r\n");
+        // Every other control byte but HTAB too: the qnam transport's fence refuses the same.
+        QTest::newRow("ESC in X-Request-Id") << QByteArray(
+            "HTTP/1.1 200 OK\r\nX-Request-Id: red\x1b[31m\r\nContent-Length: 0\r\n\r\n");
+        QTest::newRow("BEL in header value")
+            << QByteArray("HTTP/1.1 200 OK\r\nX-A: a\x07\r\nContent-Length: 0\r\n\r\n");
+        QTest::newRow("DEL in header value")
+            << QByteArray("HTTP/1.1 200 OK\r\nX-A: a\x7f\r\nContent-Length: 0\r\n\r\n");
     }
     void controlBytesInStatusLineOrHeaderValue()
     {
