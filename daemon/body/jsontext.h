@@ -26,6 +26,10 @@ inline bool isDigit(char c)
     return c >= '0' && c <= '9';
 }
 
+// The first byte at or after `pos` that is not plain string text (a quote, a backslash, a
+// control character or a byte >= 0x80), or `n`: the scanner's hot loop.
+qsizetype skipPlain(const char *p, qsizetype pos, qsizetype n);
+
 // Length of the UTF-8 sequence at `pos` (lead byte >= 0x80) per Unicode table 3-7, or 0 when
 // it is invalid: overlong forms, encoded surrogates, anything above U+10FFFF, cut short.
 qsizetype utf8SequenceLength(const uchar *u, qsizetype pos, qsizetype n);
