@@ -9,6 +9,7 @@
 //    Complete), so the guard never refuses a request only because it arrived in pieces.
 //  - The chunked validator gives the same result, consumed count and payload size fed in one
 //    piece or byte by byte / in fuzz-chosen pieces.
+#include "http/chunkedbody.h"
 #include "http/requesthead.h"
 
 #include <cstdio>

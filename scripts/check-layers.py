@@ -29,7 +29,7 @@ ALLOWED = {
     "upstream": {"net", "wire", "observe"},
     "net": {"observe"},
     "config": set(),
-    "body": set(),
+    "body": {"wire"},
     "aggregate": set(),
     "observe": set(),
     "wire": set(),

@@ -10,15 +10,37 @@
 
 #include <cstring>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 namespace slp {
 
 namespace {
 
 using namespace jsontext;
+
+// What a top-level value was, as far as the keys the scan records care.
+enum class ValueKind
+{
+    Compound, // an object or an array
+    String,
+    True,
+    False,
+    Null,
+    Number
+};
+
+// The top-level facts gathered on the way. "Last one wins" for repeated stream/logprobs keys,
+// as in the Python servers behind us, while a repeated "model" is an error of its own.
+struct TopLevelFacts
+{
+    bool isObject = false;
+    qsizetype objectOpen = -1;
+    int modelCount = 0;
+    bool modelIsString = false;
+    qsizetype modelBegin = -1, modelEnd = -1;
+    bool modelEscapes = false;
+    BodyScan::Stream stream = BodyScan::Stream::Absent;
+    qsizetype streamBegin = -1, streamEnd = -1; // last top-level scalar "stream" value
+    bool logprobsWanted[4] = {false, false, false, false};
+};
 
 class Scanner
 {
@@ -30,6 +52,25 @@ public:
     BodyScan run();
 
 private:
+    // Where the walk is: a value is next, a key (inside an object), or what follows a value.
+    enum class State
+    {
+        Value,
+        Key,
+        After
+    };
+    // The walk over the whole text, one token at a time: false after setting m_error.
+    bool walk();
+    bool value();
+    bool openContainer(char c, KeyKind key);
+    bool scalar(char c, KeyKind key);
+    bool key();
+    // What follows a value; sets `done` at the end of the top-level value.
+    bool after(bool &done);
+    // Notes the value [begin, end) of a top-level `key` (Other: nothing to note).
+    void record(KeyKind key, ValueKind kind, qsizetype begin, qsizetype end, bool escapes = false);
+    BodyScan verdict() const;
+
     // Each returns false after setting m_error.
     bool scanString(qsizetype &pos, bool &hasEscapes);
     bool scanNumber(qsizetype &pos);
@@ -67,50 +108,13 @@ private:
     qsizetype m_n;
     int m_maxDepth;
     QString m_error;
+    qsizetype m_pos = 0;
+    State m_state = State::Value;
+    // One byte per open container: '{' or '['. Depth 1 is the top-level object.
+    QVarLengthArray<char, 64> m_stack;
+    KeyKind m_pendingKey = KeyKind::Other; // key whose value comes next (depth 1 only)
+    TopLevelFacts m_top;
 };
-
-// The hot loop: base64 images make string bodies nearly all of a large request. Plain bytes
-// (0x20..0x7f except '"' and '\\') are skipped 16 at a time; a signed compare against 0x20
-// catches control characters and every byte >= 0x80 in one instruction.
-inline qsizetype skipPlain(const char *p, qsizetype pos, qsizetype n)
-{
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"');
-    const __m128i backslash = _mm_set1_epi8('\\');
-    const __m128i space = _mm_set1_epi8(0x20);
-    while (pos + 16 <= n) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p + pos));
-        const __m128i special =
-            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-                         _mm_cmplt_epi8(v, space));
-        const int mask = _mm_movemask_epi8(special);
-        if (mask != 0)
-            return pos + __builtin_ctz(unsigned(mask));
-        pos += 16;
-    }
-#else
-    // SWAR: 8 bytes at a time; any flagged block falls to the byte loop below.
-    constexpr quint64 ones = 0x0101010101010101ULL;
-    constexpr quint64 highs = 0x8080808080808080ULL;
-    auto hasZero = [](quint64 x) { return (x - ones) & ~x & highs; };
-    while (pos + 8 <= n) {
-        quint64 w;
-        std::memcpy(&w, p + pos, 8);
-        const quint64 special = (w & highs) | ((w - ones * 0x20) & ~w & highs) |
-                                hasZero(w ^ (ones * '"')) | hasZero(w ^ (ones * '\\'));
-        if (special != 0)
-            break;
-        pos += 8;
-    }
-#endif
-    while (pos < n) {
-        const uchar c = uchar(p[pos]);
-        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80)
-            return pos;
-        ++pos;
-    }
-    return pos;
-}
 
 // Validates one UTF-8 sequence at pos (lead byte >= 0x80) per Unicode table 3-7: no overlong
 // forms, no encoded surrogates, nothing above U+10FFFF.
@@ -229,241 +233,224 @@ bool Scanner::scanLiteral(qsizetype &pos, const char *lit, qsizetype len)
 BodyScan Scanner::run()
 {
     BodyScan notJson; // verdict NotJson by default
-    auto bad = [&]() {
-        notJson.error = m_error;
-        return notJson;
-    };
-
     if (m_n == 0) {
         notJson.error = QStringLiteral("empty body");
-        return notJson;
-    }
-    if (m_n >= 3 && std::memcmp(m_p, "\xEF\xBB\xBF", 3) == 0) {
+    } else if (m_n >= 3 && std::memcmp(m_p, "\xEF\xBB\xBF", 3) == 0) {
         notJson.error = QStringLiteral("UTF-8 byte order mark at byte 0 (not allowed in JSON)");
-        return notJson;
-    }
-
-    // One byte per open container: '{' or '['. Depth 1 is the top-level object.
-    QVarLengthArray<char, 64> stack;
-
-    // Top-level facts; "last one wins" for repeated stream/logprobs keys, as in the Python
-    // servers behind us, while a repeated "model" is an error of its own.
-    int modelCount = 0;
-    bool modelIsString = false;
-    qsizetype modelBegin = -1, modelEnd = -1;
-    bool modelEscapes = false;
-    BodyScan::Stream stream = BodyScan::Stream::Absent;
-    qsizetype streamBegin = -1, streamEnd = -1; // last top-level scalar "stream" value
-    qsizetype objectOpen = -1;
-    bool logprobsWanted[4] = {false, false, false, false};
-
-    KeyKind pendingKey = KeyKind::Other; // key whose value comes next (depth 1 only)
-    bool topLevelObject = false;
-
-    qsizetype pos = 0;
-    skipWs(pos);
-    if (pos >= m_n) {
+    } else if (skipWs(m_pos); m_pos >= m_n) {
         notJson.error = QStringLiteral("body is only whitespace");
-        return notJson;
+    } else if (!walk()) {
+        notJson.error = m_error;
+    } else {
+        return verdict();
     }
+    return notJson;
+}
 
-    enum class State
-    {
-        Value,
-        Key,
-        After
-    };
-    State state = State::Value;
-    for (;;) {
-        switch (state) {
-        case State::Value: {
-            if (pos >= m_n) {
-                unexpected(pos);
-                return bad();
-            }
-            // Only values of top-level keys are recorded; nested ones are just validated.
-            const bool top = stack.size() == 1 && stack.back() == '{';
-            const KeyKind key = top ? pendingKey : KeyKind::Other;
-            const char c = m_p[pos];
-            if (key == KeyKind::Model)
-                ++modelCount;
-            switch (c) {
-            case '{':
-            case '[':
-                if (stack.isEmpty() && c == '{') {
-                    topLevelObject = true;
-                    objectOpen = pos;
-                }
-                if (stack.size() >= m_maxDepth) {
-                    fail(QStringLiteral("nesting deeper than %1 at byte %2")
-                             .arg(m_maxDepth)
-                             .arg(pos));
-                    return bad();
-                }
-                stack.append(c);
-                if (key == KeyKind::Model)
-                    modelIsString = false;
-                else if (key == KeyKind::Stream) {
-                    stream = BodyScan::Stream::Other;
-                    streamBegin = streamEnd = -1; // compound: never spliced
-                } else if (key >= KeyKind::Logprobs)
-                    logprobsWanted[int(key) - int(KeyKind::Logprobs)] = true;
-                ++pos;
-                skipWs(pos);
-                if (pos < m_n && m_p[pos] == (c == '{' ? '}' : ']')) {
-                    stack.removeLast();
-                    ++pos;
-                    state = State::After;
-                } else {
-                    state = c == '{' ? State::Key : State::Value;
-                }
-                continue;
-            case '"': {
-                bool esc = false;
-                const qsizetype begin = pos;
-                if (!scanString(pos, esc))
-                    return bad();
-                if (key == KeyKind::Model) {
-                    modelIsString = true;
-                    modelBegin = begin;
-                    modelEnd = pos;
-                    modelEscapes = esc;
-                } else if (key == KeyKind::Stream) {
-                    stream = BodyScan::Stream::Other;
-                    streamBegin = begin;
-                    streamEnd = pos;
-                } else if (key >= KeyKind::Logprobs) {
-                    logprobsWanted[int(key) - int(KeyKind::Logprobs)] = true;
-                }
-                break;
-            }
-            case 't':
-            case 'f':
-            case 'n': {
-                const bool isTrue = c == 't', isFalse = c == 'f';
-                const qsizetype literalBegin = pos;
-                if (!scanLiteral(pos,
-                                 isTrue    ? "true"
-                                 : isFalse ? "false"
-                                           : "null",
-                                 isFalse ? 5 : 4))
-                    return bad();
-                if (key == KeyKind::Model)
-                    modelIsString = false;
-                else if (key == KeyKind::Stream) {
-                    stream = isTrue    ? BodyScan::Stream::True
-                             : isFalse ? BodyScan::Stream::False
-                                       : BodyScan::Stream::Other;
-                    streamBegin = literalBegin;
-                    streamEnd = pos;
-                } else if (key >= KeyKind::Logprobs)
-                    logprobsWanted[int(key) - int(KeyKind::Logprobs)] = isTrue;
-                break;
-            }
-            default:
-                if (c == '.') {
-                    fail(QStringLiteral("invalid number at byte %1").arg(pos));
-                    return bad();
-                }
-                if (c != '-' && !isDigit(c)) {
-                    unexpected(pos);
-                    return bad();
-                }
-                const qsizetype numberBegin = pos;
-                if (!scanNumber(pos))
-                    return bad();
-                if (key == KeyKind::Model)
-                    modelIsString = false;
-                else if (key == KeyKind::Stream) {
-                    stream = BodyScan::Stream::Other;
-                    streamBegin = numberBegin;
-                    streamEnd = pos;
-                } else if (key >= KeyKind::Logprobs)
-                    logprobsWanted[int(key) - int(KeyKind::Logprobs)] = true;
-                break;
-            }
-            state = State::After;
-            continue;
+bool Scanner::walk()
+{
+    for (bool done = false; !done;) {
+        bool ok = false;
+        switch (m_state) {
+        case State::Value:
+            ok = value();
+            break;
+        case State::Key:
+            ok = key();
+            break;
+        case State::After:
+            ok = after(done);
+            break;
         }
-        case State::Key: {
-            if (pos >= m_n || m_p[pos] != '"') {
-                unexpected(pos);
-                return bad();
-            }
-            bool esc = false;
-            const qsizetype begin = pos;
-            if (!scanString(pos, esc))
-                return bad();
-            if (stack.size() == 1) {
-                const char *s = m_p + begin + 1;
-                const qsizetype n = pos - begin - 2;
-                pendingKey = esc ? classifyEscapedKey(s, n) : classifyKey(s, n);
-            }
-            skipWs(pos);
-            if (pos >= m_n || m_p[pos] != ':') {
-                unexpected(pos);
-                return bad();
-            }
-            ++pos;
-            skipWs(pos);
-            state = State::Value;
-            continue;
+        if (!ok) {
+            return false;
         }
-        case State::After: {
-            skipWs(pos);
-            if (stack.isEmpty()) {
-                if (pos < m_n) {
-                    fail(QStringLiteral("trailing data at byte %1").arg(pos));
-                    return bad();
-                }
-                break;
-            }
-            if (pos >= m_n) {
-                unexpected(pos);
-                return bad();
-            }
-            const char open = stack.back();
-            const char c = m_p[pos];
-            if (c == ',') {
-                ++pos;
-                skipWs(pos);
-                state = open == '{' ? State::Key : State::Value;
-                continue;
-            }
-            if (c == (open == '{' ? '}' : ']')) {
-                stack.removeLast();
-                ++pos;
-                continue;
-            }
-            unexpected(pos);
-            return bad();
-        }
-        }
-        break; // only State::After at depth 0 with nothing left gets here
     }
+    return true;
+}
 
+bool Scanner::value()
+{
+    if (m_pos >= m_n) {
+        return unexpected(m_pos);
+    }
+    // Only values of top-level keys are recorded; nested ones are just validated.
+    const bool top = m_stack.size() == 1 && m_stack.back() == '{';
+    const KeyKind key = top ? m_pendingKey : KeyKind::Other;
+    const char c = m_p[m_pos];
+    if (c == '{' || c == '[') {
+        return openContainer(c, key);
+    }
+    if (!scalar(c, key)) {
+        return false;
+    }
+    m_state = State::After;
+    return true;
+}
+
+bool Scanner::openContainer(char c, KeyKind key)
+{
+    if (m_stack.isEmpty() && c == '{') {
+        m_top.isObject = true;
+        m_top.objectOpen = m_pos;
+    }
+    if (m_stack.size() >= m_maxDepth) {
+        return fail(QStringLiteral("nesting deeper than %1 at byte %2").arg(m_maxDepth).arg(m_pos));
+    }
+    m_stack.append(c);
+    record(key, ValueKind::Compound, -1, -1); // compound: never spliced
+    ++m_pos;
+    skipWs(m_pos);
+    if (m_pos < m_n && m_p[m_pos] == (c == '{' ? '}' : ']')) {
+        m_stack.removeLast();
+        ++m_pos;
+        m_state = State::After;
+    } else {
+        m_state = c == '{' ? State::Key : State::Value;
+    }
+    return true;
+}
+
+bool Scanner::scalar(char c, KeyKind key)
+{
+    const qsizetype begin = m_pos;
+    if (c == '"') {
+        bool escapes = false;
+        if (!scanString(m_pos, escapes)) {
+            return false;
+        }
+        record(key, ValueKind::String, begin, m_pos, escapes);
+        return true;
+    }
+    if (c == 't' || c == 'f' || c == 'n') {
+        const ValueKind kind = c == 't'   ? ValueKind::True
+                               : c == 'f' ? ValueKind::False
+                                          : ValueKind::Null;
+        const bool isFalse = kind == ValueKind::False;
+        if (!scanLiteral(m_pos, c == 't' ? "true" : isFalse ? "false" : "null", isFalse ? 5 : 4)) {
+            return false;
+        }
+        record(key, kind, begin, m_pos);
+        return true;
+    }
+    if (c == '.') {
+        return fail(QStringLiteral("invalid number at byte %1").arg(m_pos));
+    }
+    if (c != '-' && !isDigit(c)) {
+        return unexpected(m_pos);
+    }
+    if (!scanNumber(m_pos)) {
+        return false;
+    }
+    record(key, ValueKind::Number, begin, m_pos);
+    return true;
+}
+
+void Scanner::record(KeyKind key, ValueKind kind, qsizetype begin, qsizetype end, bool escapes)
+{
+    switch (key) {
+    case KeyKind::Other:
+        return;
+    case KeyKind::Model:
+        ++m_top.modelCount;
+        m_top.modelIsString = kind == ValueKind::String;
+        m_top.modelBegin = begin;
+        m_top.modelEnd = end;
+        m_top.modelEscapes = escapes;
+        return;
+    case KeyKind::Stream:
+        m_top.stream = kind == ValueKind::True    ? BodyScan::Stream::True
+                       : kind == ValueKind::False ? BodyScan::Stream::False
+                                                  : BodyScan::Stream::Other;
+        m_top.streamBegin = begin;
+        m_top.streamEnd = end;
+        return;
+    default: // the logprobs family: any value but false or null asks for them
+        m_top.logprobsWanted[int(key) - int(KeyKind::Logprobs)] =
+            kind != ValueKind::False && kind != ValueKind::Null;
+        return;
+    }
+}
+
+bool Scanner::key()
+{
+    if (m_pos >= m_n || m_p[m_pos] != '"') {
+        return unexpected(m_pos);
+    }
+    bool escapes = false;
+    const qsizetype begin = m_pos;
+    if (!scanString(m_pos, escapes)) {
+        return false;
+    }
+    if (m_stack.size() == 1) {
+        const char *s = m_p + begin + 1;
+        const qsizetype n = m_pos - begin - 2;
+        m_pendingKey = escapes ? classifyEscapedKey(s, n) : classifyKey(s, n);
+    }
+    skipWs(m_pos);
+    if (m_pos >= m_n || m_p[m_pos] != ':') {
+        return unexpected(m_pos);
+    }
+    ++m_pos;
+    skipWs(m_pos);
+    m_state = State::Value;
+    return true;
+}
+
+bool Scanner::after(bool &done)
+{
+    skipWs(m_pos);
+    if (m_stack.isEmpty()) {
+        if (m_pos < m_n) {
+            return fail(QStringLiteral("trailing data at byte %1").arg(m_pos));
+        }
+        done = true;
+        return true;
+    }
+    if (m_pos >= m_n) {
+        return unexpected(m_pos);
+    }
+    const char open = m_stack.back();
+    const char c = m_p[m_pos];
+    if (c == ',') {
+        ++m_pos;
+        skipWs(m_pos);
+        m_state = open == '{' ? State::Key : State::Value;
+        return true;
+    }
+    if (c == (open == '{' ? '}' : ']')) {
+        m_stack.removeLast();
+        ++m_pos;
+        return true;
+    }
+    return unexpected(m_pos);
+}
+
+BodyScan Scanner::verdict() const
+{
     BodyScan scan;
-    if (!topLevelObject) {
+    if (!m_top.isObject) {
         scan.verdict = BodyScan::Verdict::NotObject;
         return scan;
     }
-    scan.stream = stream;
-    scan.streamBegin = streamBegin;
-    scan.streamEnd = streamEnd;
-    scan.objectOpen = objectOpen;
-    scan.wantsLogprobs =
-        logprobsWanted[0] || logprobsWanted[1] || logprobsWanted[2] || logprobsWanted[3];
-    if (modelCount > 1) {
+    scan.stream = m_top.stream;
+    scan.streamBegin = m_top.streamBegin;
+    scan.streamEnd = m_top.streamEnd;
+    scan.objectOpen = m_top.objectOpen;
+    const bool *wanted = m_top.logprobsWanted;
+    scan.wantsLogprobs = std::any_of(wanted, wanted + 4, [](bool w) { return w; });
+    if (m_top.modelCount > 1) {
         scan.verdict = BodyScan::Verdict::ModelDuplicate;
-    } else if (modelCount == 0) {
+    } else if (m_top.modelCount == 0) {
         scan.verdict = BodyScan::Verdict::ModelMissing;
-    } else if (!modelIsString) {
+    } else if (!m_top.modelIsString) {
         scan.verdict = BodyScan::Verdict::ModelNotString;
     } else {
         scan.verdict = BodyScan::Verdict::Ok;
-        scan.valueBegin = modelBegin;
-        scan.valueEnd = modelEnd;
-        scan.model = decodeString(m_p + modelBegin + 1, modelEnd - modelBegin - 2, modelEscapes);
+        scan.valueBegin = m_top.modelBegin;
+        scan.valueEnd = m_top.modelEnd;
+        scan.model = decodeString(m_p + m_top.modelBegin + 1, m_top.modelEnd - m_top.modelBegin - 2,
+                                  m_top.modelEscapes);
     }
     return scan;
 }

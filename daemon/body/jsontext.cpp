@@ -4,6 +4,12 @@
 #include <QStringDecoder>
 #include <QVarLengthArray>
 
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace slp::jsontext {
 
 namespace {
@@ -41,6 +47,39 @@ KeyKind classifyKey(const char *s, qsizetype n)
     }
 }
 
+namespace {
+// The code unit a validated escape at s[i] (its backslash) stands for; `length` gets how many
+// bytes it spans. \u escapes become code units as written (surrogates are joined, or kept
+// lone, by whoever reads the result).
+char16_t decodeEscape(const char *s, qsizetype i, qsizetype *length)
+{
+    const char e = s[i + 1];
+    *length = 2;
+    switch (e) {
+    case 'u': {
+        int v = 0;
+        for (int k = 0; k < 4; ++k) {
+            v = v * 16 + hexValue(s[i + 2 + k]);
+        }
+        *length = 6;
+        return char16_t(v);
+    }
+    case 'b':
+        return u'\b';
+    case 'f':
+        return u'\f';
+    case 'n':
+        return u'\n';
+    case 'r':
+        return u'\r';
+    case 't':
+        return u'\t';
+    default:
+        return char16_t(uchar(e)); // '"', '\\', '/'
+    }
+}
+} // namespace
+
 // Decodes an already validated key body (between the quotes) that contains escapes. Only the
 // few ASCII keys we look for matter, so anything long or non-ASCII is simply "Other".
 KeyKind classifyEscapedKey(const char *s, qsizetype n)
@@ -48,99 +87,85 @@ KeyKind classifyEscapedKey(const char *s, qsizetype n)
     char buf[16];
     qsizetype len = 0;
     for (qsizetype i = 0; i < n;) {
-        char c = s[i];
-        if (c == '\\') {
-            const char e = s[i + 1];
-            if (e == 'u') {
-                int v = 0;
-                for (int k = 0; k < 4; ++k)
-                    v = v * 16 + hexValue(s[i + 2 + k]);
-                if (v >= 0x80)
-                    return KeyKind::Other;
-                c = char(v);
-                i += 6;
-            } else {
-                switch (e) {
-                case 'b':
-                    c = '\b';
-                    break;
-                case 'f':
-                    c = '\f';
-                    break;
-                case 'n':
-                    c = '\n';
-                    break;
-                case 'r':
-                    c = '\r';
-                    break;
-                case 't':
-                    c = '\t';
-                    break;
-                default:
-                    c = e;
-                    break; // '"', '\\', '/'
-                }
-                i += 2;
-            }
-        } else {
-            if (uchar(c) >= 0x80)
-                return KeyKind::Other;
-            ++i;
+        char16_t u = uchar(s[i]);
+        qsizetype length = 1;
+        if (s[i] == '\\') {
+            u = decodeEscape(s, i, &length);
         }
-        if (len == qsizetype(sizeof buf))
+        if (u >= 0x80 || len == qsizetype(sizeof buf)) {
             return KeyKind::Other;
-        buf[len++] = c;
+        }
+        buf[len++] = char(u);
+        i += length;
     }
     return classifyKey(buf, len);
 }
 
 QString decodeString(const char *s, qsizetype n, bool hasEscapes)
 {
-    if (!hasEscapes)
+    if (!hasEscapes) {
         return utf8Exact(s, n);
+    }
     QString out;
     out.reserve(n);
     qsizetype i = 0;
     while (i < n) {
         const char *bs = static_cast<const char *>(std::memchr(s + i, '\\', size_t(n - i)));
         const qsizetype runEnd = bs ? bs - s : n;
-        if (runEnd > i)
+        if (runEnd > i) {
             out += utf8Exact(s + i, runEnd - i);
+        }
         i = runEnd;
-        if (i >= n)
-            break;
-        const char e = s[i + 1];
-        switch (e) {
-        case 'u': {
-            int v = 0;
-            for (int k = 0; k < 4; ++k)
-                v = v * 16 + hexValue(s[i + 2 + k]);
-            out += QChar(char16_t(v));
-            i += 6;
-            continue;
+        if (i < n) {
+            qsizetype length = 0;
+            out += QChar(decodeEscape(s, i, &length));
+            i += length;
         }
-        case 'b':
-            out += QLatin1Char('\b');
-            break;
-        case 'f':
-            out += QLatin1Char('\f');
-            break;
-        case 'n':
-            out += QLatin1Char('\n');
-            break;
-        case 'r':
-            out += QLatin1Char('\r');
-            break;
-        case 't':
-            out += QLatin1Char('\t');
-            break;
-        default:
-            out += QLatin1Char(e);
-            break;
-        }
-        i += 2;
     }
     return out;
+}
+
+// The hot loop: base64 images make string bodies nearly all of a large request. Plain bytes
+// (0x20..0x7f except '"' and '\\') are skipped 16 at a time; a signed compare against 0x20
+// catches control characters and every byte >= 0x80 in one instruction.
+qsizetype skipPlain(const char *p, qsizetype pos, qsizetype n)
+{
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x20);
+    while (pos + 16 <= n) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p + pos));
+        const __m128i special =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                         _mm_cmplt_epi8(v, space));
+        const int mask = _mm_movemask_epi8(special);
+        if (mask != 0)
+            return pos + __builtin_ctz(unsigned(mask));
+        pos += 16;
+    }
+#else
+    // SWAR: 8 bytes at a time; any flagged block falls to the byte loop below.
+    constexpr quint64 ones = 0x0101010101010101ULL;
+    constexpr quint64 highs = 0x8080808080808080ULL;
+    auto hasZero = [](quint64 x) { return (x - ones) & ~x & highs; };
+    while (pos + 8 <= n) {
+        quint64 w;
+        std::memcpy(&w, p + pos, 8);
+        const quint64 special = (w & highs) | ((w - ones * 0x20) & ~w & highs) |
+                                hasZero(w ^ (ones * '"')) | hasZero(w ^ (ones * '\\'));
+        if (special != 0)
+            break;
+        pos += 8;
+    }
+#endif
+    while (pos < n) {
+        const uchar c = uchar(p[pos]);
+        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80)
+            return pos;
+        ++pos;
+    }
+    return pos;
 }
 
 qsizetype utf8SequenceLength(const uchar *u, qsizetype pos, qsizetype n)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "wire/hex.h"
+
 #include <QString>
 
 // JSON text helpers of the body scanner (internal to body/): key classification and string
@@ -24,16 +26,9 @@ inline bool isDigit(char c)
     return c >= '0' && c <= '9';
 }
 
-inline int hexValue(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
+// The first byte at or after `pos` that is not plain string text (a quote, a backslash, a
+// control character or a byte >= 0x80), or `n`: the scanner's hot loop.
+qsizetype skipPlain(const char *p, qsizetype pos, qsizetype n);
 
 // Length of the UTF-8 sequence at `pos` (lead byte >= 0x80) per Unicode table 3-7, or 0 when
 // it is invalid: overlong forms, encoded surrogates, anything above U+10FFFF, cut short.

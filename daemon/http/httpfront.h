@@ -7,11 +7,10 @@ namespace slp {
 
 class RequestHandler;
 
-// The QtHttpServer front: turns each request Qt dispatches into an InboundRequest from SLP's
-// own strict head (a request Qt framed differently is refused), opens its writer in the
-// connection's response queue and hands both to its RequestHandler, one at a time per
-// connection. It never writes through QHttpServerResponder: ResponseWriter frames every
-// response.
+// The QtHttpServer front: hands each request Qt dispatches to the ClientConnection of its
+// socket, which meets it with SLP's own strict head (an InboundHandoff) and passes it to the
+// RequestHandler, one at a time per connection. It never writes through
+// QHttpServerResponder: ResponseWriter frames every response.
 class HttpFront : public QAbstractHttpServer
 {
     Q_OBJECT

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "http/requesthead.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -12,14 +13,6 @@ namespace {
 // never the more lenient of the two.
 constexpr int kMaxFields = 100;
 constexpr qsizetype kMaxFieldBytes = 100 * 1024;
-
-RequestHead reject(RequestHead head, int status, QByteArray message)
-{
-    head.state = RequestHead::State::Rejected;
-    head.errorStatus = status;
-    head.errorMessage = std::move(message);
-    return head;
-}
 
 bool equalsNoCase(QByteArrayView a, QByteArrayView b)
 {
@@ -126,112 +119,197 @@ QByteArray RequestHead::header(QByteArrayView name) const
     return {};
 }
 
-RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limits)
+namespace {
+
+// The field facts the framing decision needs once the blank line has arrived.
+struct FieldFacts
 {
-    RequestHead head;
-    // Tolerate the stray CRLFs some clients send between requests (RFC 9112 2.2); they count
-    // toward max_header_bytes like every other byte of the head.
-    qsizetype start = 0;
-    while (start + 1 < data.size() && data[start] == '\r' && data[start + 1] == '\n') {
-        start += 2;
-    }
-    if (start > limits.maxHeaderBytes) {
-        return reject(head, 431, "request header fields too large");
-    }
-
-    // Request line. Every line is checked the same way whether it is complete or still
-    // arriving, limits first: the verdict must not depend on where a read ended (a request
-    // arrives in any number of reads; fuzz_request_split holds this).
-    const qsizetype lineEnd = data.indexOf('\n', start);
-    const qsizetype seenEnd = lineEnd < 0 ? data.size() : lineEnd; // the line so far, no LF
-    const QByteArrayView seen = data.sliced(start, seenEnd - start);
-    // Of a NUL and the byte past the limit, the one that came first decides (a read may end
-    // between them).
-    const qsizetype tooLongAt =
-        seenEnd > limits.maxHeaderBytes ? limits.maxHeaderBytes - start : -1;
-    if (const qsizetype nul = seen.indexOf('\0'); nul >= 0 && (tooLongAt < 0 || nul < tooLongAt)) {
-        return reject(head, 400, "NUL byte in request line");
-    }
-    if (tooLongAt >= 0) {
-        // Still inside the blank lines before a request: they are head bytes too.
-        return seen.isEmpty() || seen == "\r" ? reject(head, 431, "request header fields too large")
-                                              : reject(head, 414, "request line too long");
-    }
-    if (lineEnd < 0) {
-        return head; // Incomplete
-    }
-    if (lineEnd == start || data[lineEnd - 1] != '\r') {
-        return reject(head, 400, "request line must end with CRLF");
-    }
-    const QByteArrayView line = data.sliced(start, lineEnd - 1 - start);
-    if (line.startsWith("PRI * HTTP/2")) {
-        return reject(
-            head, 505,
-            "HTTP/2 is not served here: speak HTTP/1.1 (put TLS and HTTP/2 in front, e.g. Caddy)");
-    }
-    const qsizetype sp1 = line.indexOf(' ');
-    const qsizetype sp2 = sp1 < 0 ? -1 : line.indexOf(' ', sp1 + 1);
-    if (sp1 <= 0 || sp2 < 0 || line.indexOf(' ', sp2 + 1) >= 0) {
-        return reject(head, 400, "malformed request line");
-    }
-    head.method = line.first(sp1).toByteArray();
-    for (const char c : head.method) {
-        if (!isTokenChar(c)) {
-            return reject(head, 400, "malformed method");
-        }
-    }
-    head.target = line.sliced(sp1 + 1, sp2 - sp1 - 1).toByteArray();
-    if (head.target.isEmpty()) {
-        return reject(head, 400, "empty request target");
-    }
-    if (head.target.size() > limits.maxHeaderBytes) {
-        return reject(head, 414, "request URL too long");
-    }
-    if (!head.target.startsWith('/')) {
-        return reject(head, 400, "request target must be a path (origin form, starting with /)");
-    }
-    if (hasDotSegment(head.target)) {
-        return reject(head, 400, "request target has a dot segment (. or ..)");
-    }
-    for (const char c : head.target) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u <= 0x20 || u == 0x7f) {
-            return reject(head, 400, "control character in request target");
-        }
-    }
-    const QByteArrayView version = line.sliced(sp2 + 1);
-    if (version == "HTTP/1.1") {
-        head.versionMinor = 1;
-    } else if (version == "HTTP/1.0") {
-        head.versionMinor = 0;
-        head.keepAlive = false;
-    } else if (version.startsWith("HTTP/")) {
-        return reject(head, 505, "HTTP version not supported: use HTTP/1.1");
-    } else {
-        return reject(head, 400, "malformed request line");
-    }
-
-    // Header fields.
-    qsizetype pos = lineEnd + 1;
     bool sawContentLength = false;
     bool sawTransferEncoding = false;
     int hosts = 0;
     bool hostValid = true;
-    for (;;) {
-        if (pos > limits.maxHeaderBytes) {
-            return reject(head, 431, "request header fields too large");
+};
+
+// One reading of a head, step by step: the request line, each field line, then the framing
+// decision. Every line is checked the same way whether it is complete or still arriving, limits
+// first: the verdict must not depend on where a read ended (a request arrives in any number of
+// reads; fuzz_request_split holds this). Each step returns false once the head is decided
+// short of Complete: Incomplete (more bytes needed) or Rejected.
+class HeadParser
+{
+public:
+    HeadParser(QByteArrayView data, const RequestHeadLimits &limits)
+        : m_data(data), m_limits(limits)
+    {}
+
+    RequestHead run()
+    {
+        if (skipBlankLines() && readRequestLine() && readFields()) {
+            decideFraming();
         }
-        const qsizetype end = data.indexOf('\n', pos);
-        // This line so far, without its LF, checked alike complete or not (see above).
-        const QByteArrayView part = data.sliced(pos, (end < 0 ? data.size() : end) - pos);
-        // Where in `part` each limit is first passed (-1: not yet). QtHttpServer parses the
-        // head again and silently drops every field past its own limits, then frames the body
-        // without them (docs/QT64.md, "Qt parses the head a second time").
+        return std::move(m_head);
+    }
+
+private:
+    // Field lines up to the blank line; true once it has arrived.
+    bool readFields()
+    {
+        for (;;) {
+            QByteArrayView field;
+            if (!readFieldLine(&field)) {
+                return false;
+            }
+            if (field.isEmpty()) {
+                return true;
+            }
+            if (!takeField(field)) {
+                return false;
+            }
+        }
+    }
+
+    bool reject(int status, QByteArray message)
+    {
+        m_head.state = RequestHead::State::Rejected;
+        m_head.errorStatus = status;
+        m_head.errorMessage = std::move(message);
+        return false;
+    }
+
+    // The stray CRLFs some clients send between requests (RFC 9112 2.2) are tolerated; they
+    // count toward max_header_bytes like every other byte of the head.
+    bool skipBlankLines()
+    {
+        while (m_start + 1 < m_data.size() && m_data[m_start] == '\r' &&
+               m_data[m_start + 1] == '\n') {
+            m_start += 2;
+        }
+        if (m_start > m_limits.maxHeaderBytes) {
+            return reject(431, "request header fields too large");
+        }
+        return true;
+    }
+
+    bool readRequestLine()
+    {
+        const qsizetype lineEnd = m_data.indexOf('\n', m_start);
+        const qsizetype seenEnd = lineEnd < 0 ? m_data.size() : lineEnd; // so far, no LF
+        const QByteArrayView seen = m_data.sliced(m_start, seenEnd - m_start);
+        // Of a NUL and the byte past the limit, the one that came first decides (a read may
+        // end between them).
+        const qsizetype tooLongAt =
+            seenEnd > m_limits.maxHeaderBytes ? m_limits.maxHeaderBytes - m_start : -1;
+        if (const qsizetype nul = seen.indexOf('\0');
+            nul >= 0 && (tooLongAt < 0 || nul < tooLongAt)) {
+            return reject(400, "NUL byte in request line");
+        }
+        if (tooLongAt >= 0) {
+            // Still inside the blank lines before a request: they are head bytes too.
+            return seen.isEmpty() || seen == "\r" ? reject(431, "request header fields too large")
+                                                  : reject(414, "request line too long");
+        }
+        if (lineEnd < 0) {
+            return false; // Incomplete
+        }
+        if (lineEnd == m_start || m_data[lineEnd - 1] != '\r') {
+            return reject(400, "request line must end with CRLF");
+        }
+        m_pos = lineEnd + 1;
+        return takeRequestLine(m_data.sliced(m_start, lineEnd - 1 - m_start));
+    }
+
+    // Method SP target SP version, the line without its CRLF.
+    bool takeRequestLine(QByteArrayView line)
+    {
+        if (line.startsWith("PRI * HTTP/2")) {
+            return reject(505, "HTTP/2 is not served here: speak HTTP/1.1 (put TLS and HTTP/2 in "
+                               "front, e.g. Caddy)");
+        }
+        const qsizetype sp1 = line.indexOf(' ');
+        const qsizetype sp2 = sp1 < 0 ? -1 : line.indexOf(' ', sp1 + 1);
+        if (sp1 <= 0 || sp2 < 0 || line.indexOf(' ', sp2 + 1) >= 0) {
+            return reject(400, "malformed request line");
+        }
+        m_head.method = line.first(sp1).toByteArray();
+        if (!std::all_of(m_head.method.cbegin(), m_head.method.cend(), isTokenChar)) {
+            return reject(400, "malformed method");
+        }
+        m_head.target = line.sliced(sp1 + 1, sp2 - sp1 - 1).toByteArray();
+        return checkTarget() && takeVersion(line.sliced(sp2 + 1));
+    }
+
+    bool checkTarget()
+    {
+        const QByteArray &target = m_head.target;
+        if (target.isEmpty()) {
+            return reject(400, "empty request target");
+        }
+        if (target.size() > m_limits.maxHeaderBytes) {
+            return reject(414, "request URL too long");
+        }
+        if (!target.startsWith('/')) {
+            return reject(400, "request target must be a path (origin form, starting with /)");
+        }
+        if (hasDotSegment(target)) {
+            return reject(400, "request target has a dot segment (. or ..)");
+        }
+        for (const char c : target) {
+            const auto u = static_cast<unsigned char>(c);
+            if (u <= 0x20 || u == 0x7f) {
+                return reject(400, "control character in request target");
+            }
+        }
+        return true;
+    }
+
+    bool takeVersion(QByteArrayView version)
+    {
+        if (version == "HTTP/1.1") {
+            m_head.versionMinor = 1;
+        } else if (version == "HTTP/1.0") {
+            m_head.versionMinor = 0;
+            m_head.keepAlive = false;
+        } else if (version.startsWith("HTTP/")) {
+            return reject(505, "HTTP version not supported: use HTTP/1.1");
+        } else {
+            return reject(400, "malformed request line");
+        }
+        return true;
+    }
+
+    // The next field line without its CRLF into `field`; empty: the blank line ending the head.
+    bool readFieldLine(QByteArrayView *field)
+    {
+        if (m_pos > m_limits.maxHeaderBytes) {
+            return reject(431, "request header fields too large");
+        }
+        const qsizetype end = m_data.indexOf('\n', m_pos);
+        if (!checkLineLimits(m_data.sliced(m_pos, (end < 0 ? m_data.size() : end) - m_pos))) {
+            return false;
+        }
+        if (end < 0) {
+            return false; // Incomplete
+        }
+        if (end == m_pos || m_data[end - 1] != '\r') {
+            return reject(400, "header line must end with CRLF");
+        }
+        *field = m_data.sliced(m_pos, end - 1 - m_pos);
+        m_pos = end + 1;
+        return true;
+    }
+
+    // A field line so far (`part`, without its LF), against the head's, the field count's and
+    // the field size's limits. QtHttpServer parses the head again and silently drops every
+    // field past its own limits, then frames the body without them (docs/QT64.md, "Qt parses
+    // the head a second time").
+    bool checkLineLimits(QByteArrayView part)
+    {
+        // Where in `part` each limit is first passed (-1: not yet).
         const qsizetype headAt =
-            pos + part.size() > limits.maxHeaderBytes ? limits.maxHeaderBytes - pos : -1;
-        const qsizetype fieldsAt = head.headers.size() < kMaxFields || part.isEmpty() ? -1
-                                   : part.front() != '\r'                             ? 0
-                                   : part.size() > 1                                  ? 1
+            m_pos + part.size() > m_limits.maxHeaderBytes ? m_limits.maxHeaderBytes - m_pos : -1;
+        const qsizetype fieldsAt = m_head.headers.size() < kMaxFields || part.isEmpty() ? -1
+                                   : part.front() != '\r'                               ? 0
+                                   : part.size() > 1                                    ? 1
                                                      : -1; // "\r": maybe the blank line
         const qsizetype fieldAt = part.size() + 1 > kMaxFieldBytes ? kMaxFieldBytes - 1 : -1;
         qsizetype limitAt = -1;
@@ -242,234 +320,125 @@ RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limit
         }
         // Of a NUL and the byte past a limit, the one that came first decides.
         if (const qsizetype nul = part.indexOf('\0'); nul >= 0 && (limitAt < 0 || nul < limitAt)) {
-            return reject(head, 400, "NUL byte in header");
+            return reject(400, "NUL byte in header");
         }
-        if (limitAt >= 0) {
-            return limitAt == headAt     ? reject(head, 431, "request header fields too large")
-                   : limitAt == fieldsAt ? reject(head, 431, "more than 100 header fields")
-                                         : reject(head, 431, "a header field larger than 100 KiB");
+        if (limitAt < 0) {
+            return true;
         }
-        if (end < 0) {
-            return head; // Incomplete
-        }
-        if (end == pos || data[end - 1] != '\r') {
-            return reject(head, 400, "header line must end with CRLF");
-        }
-        const QByteArrayView field = data.sliced(pos, end - 1 - pos);
-        pos = end + 1;
-        if (field.isEmpty()) {
-            break; // the blank line
-        }
+        return limitAt == headAt     ? reject(431, "request header fields too large")
+               : limitAt == fieldsAt ? reject(431, "more than 100 header fields")
+                                     : reject(431, "a header field larger than 100 KiB");
+    }
+
+    // One field line: its syntax, then what it means for the request.
+    bool takeField(QByteArrayView field)
+    {
         if (field.front() == ' ' || field.front() == '\t') {
-            return reject(head, 400, "obsolete line folding in header");
+            return reject(400, "obsolete line folding in header");
         }
         const qsizetype colon = field.indexOf(':');
         if (colon <= 0) {
-            return reject(head, 400, "malformed header line");
+            return reject(400, "malformed header line");
         }
         const QByteArrayView name = field.first(colon);
-        for (const char c : name) {
-            if (!isTokenChar(c)) {
-                return reject(head, 400, "invalid character in header name");
-            }
+        if (!std::all_of(name.begin(), name.end(), isTokenChar)) {
+            return reject(400, "invalid character in header name");
         }
         const QByteArrayView value = trimmed(field.sliced(colon + 1));
         for (const char c : value) {
             if (c == '\r' || c == '\n' || c == '\0') {
-                return reject(head, 400, "CR, LF or NUL in a header value");
+                return reject(400, "CR, LF or NUL in a header value");
             }
         }
+        if (!takeFieldMeaning(name, value)) {
+            return false;
+        }
+        m_head.headers.append({name.toByteArray(), value.toByteArray()});
+        return true;
+    }
+
+    // The fields SLP itself acts on: framing, Connection, Host, Expect.
+    bool takeFieldMeaning(QByteArrayView name, QByteArrayView value)
+    {
         if (equalsNoCase(name, "content-length")) {
-            bool ok = !value.isEmpty();
-            for (const char c : value) {
-                ok = ok && c >= '0' && c <= '9';
+            return takeContentLength(value);
+        }
+        if (equalsNoCase(name, "transfer-encoding")) {
+            if (m_facts.sawTransferEncoding || !equalsNoCase(value, "chunked")) {
+                return reject(501, "unsupported Transfer-Encoding: only chunked is accepted");
             }
-            const qint64 length = ok && value.size() <= 18 ? value.toLongLong(&ok) : -1;
-            if (!ok || length < 0) {
-                return reject(head, 400, "invalid Content-Length");
-            }
-            if (sawContentLength && length != head.contentLength) {
-                return reject(head, 400, "two different Content-Length headers");
-            }
-            sawContentLength = true;
-            head.contentLength = length;
-        } else if (equalsNoCase(name, "transfer-encoding")) {
-            if (sawTransferEncoding || !equalsNoCase(value, "chunked")) {
-                return reject(head, 501, "unsupported Transfer-Encoding: only chunked is accepted");
-            }
-            sawTransferEncoding = true;
-            head.chunked = true;
+            m_facts.sawTransferEncoding = true;
+            m_head.chunked = true;
         } else if (equalsNoCase(name, "connection")) {
             if (containsToken(value, "close")) {
-                head.keepAlive = false;
-            } else if (containsToken(value, "keep-alive") && head.versionMinor == 0) {
-                head.keepAlive = true;
+                m_head.keepAlive = false;
+            } else if (containsToken(value, "keep-alive") && m_head.versionMinor == 0) {
+                m_head.keepAlive = true;
             }
         } else if (equalsNoCase(name, "host")) {
-            ++hosts;
-            hostValid = hostValid && isValidHost(value);
+            ++m_facts.hosts;
+            m_facts.hostValid = m_facts.hostValid && isValidHost(value);
         } else if (equalsNoCase(name, "expect")) {
             if (!equalsNoCase(value, "100-continue")) {
-                return reject(head, 417, "unsupported Expect");
+                return reject(417, "unsupported Expect");
             }
-            head.expectContinue = head.versionMinor == 1;
+            m_head.expectContinue = m_head.versionMinor == 1;
         }
-        head.headers.append({name.toByteArray(), value.toByteArray()});
+        return true;
     }
-    if (sawContentLength && sawTransferEncoding) {
-        return reject(head, 400, "Content-Length together with Transfer-Encoding");
-    }
-    if (hosts > 1 || !hostValid || (hosts == 0 && head.versionMinor == 1)) {
-        return reject(head, 400,
-                      hosts > 1    ? "more than one Host header"
-                      : hosts == 0 ? "HTTP/1.1 request without a Host header"
-                                   : "invalid Host header");
-    }
-    if (head.chunked && head.versionMinor == 0) {
-        head.keepAlive = false; // RFC 9112 6.1: a 1.0 message with Transfer-Encoding closes
-    }
-    if (head.contentLength > limits.maxBodyBytes) {
-        return reject(head, 413, "request body too large");
-    }
-    head.headLength = pos;
-    head.state = RequestHead::State::Complete;
-    return head;
-}
 
-ChunkedBodyValidator::Result ChunkedBodyValidator::fail(const char *why)
-{
-    m_state = State::Error;
-    m_error = why;
-    return Result::Error;
-}
+    bool takeContentLength(QByteArrayView value)
+    {
+        bool ok = !value.isEmpty() && std::all_of(value.begin(), value.end(),
+                                                  [](char c) { return c >= '0' && c <= '9'; });
+        const qint64 length = ok && value.size() <= 18 ? value.toLongLong(&ok) : -1;
+        if (!ok || length < 0) {
+            return reject(400, "invalid Content-Length");
+        }
+        if (m_facts.sawContentLength && length != m_head.contentLength) {
+            return reject(400, "two different Content-Length headers");
+        }
+        m_facts.sawContentLength = true;
+        m_head.contentLength = length;
+        return true;
+    }
 
-ChunkedBodyValidator::Result ChunkedBodyValidator::feed(QByteArrayView data, qsizetype *consumed)
+    // After the blank line: how the body is framed, whether the connection stays, the Host rule.
+    bool decideFraming()
+    {
+        if (m_facts.sawContentLength && m_facts.sawTransferEncoding) {
+            return reject(400, "Content-Length together with Transfer-Encoding");
+        }
+        const int hosts = m_facts.hosts;
+        if (hosts > 1 || !m_facts.hostValid || (hosts == 0 && m_head.versionMinor == 1)) {
+            return reject(400, hosts > 1    ? "more than one Host header"
+                               : hosts == 0 ? "HTTP/1.1 request without a Host header"
+                                            : "invalid Host header");
+        }
+        if (m_head.chunked && m_head.versionMinor == 0) {
+            m_head.keepAlive = false; // RFC 9112 6.1: a 1.0 message with Transfer-Encoding closes
+        }
+        if (m_head.contentLength > m_limits.maxBodyBytes) {
+            return reject(413, "request body too large");
+        }
+        m_head.headLength = m_pos;
+        m_head.state = RequestHead::State::Complete;
+        return true;
+    }
+
+    QByteArrayView m_data;
+    const RequestHeadLimits &m_limits;
+    RequestHead m_head;
+    FieldFacts m_facts;
+    qsizetype m_start = 0; // the request line's first byte
+    qsizetype m_pos = 0;   // the next field line's first byte
+};
+
+} // namespace
+
+RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limits)
 {
-    qsizetype i = 0;
-    const qsizetype n = data.size();
-    const auto hexValue = [](char c) {
-        return c >= '0' && c <= '9'   ? c - '0'
-               : c >= 'a' && c <= 'f' ? c - 'a' + 10
-               : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                      : -1;
-    };
-    while (i < n && m_state != State::Done && m_state != State::Error) {
-        const char c = data[i];
-        // A size line (digits, spaces, extensions) is bounded on its own: every byte a client
-        // sends counts against a limit.
-        if (m_state == State::Size || m_state == State::SizeSpace || m_state == State::Extension) {
-            if (++m_lineBytes > kMaxSizeLineBytes) {
-                m_wireBytes += i;
-                return fail("chunk size line longer than 4 KiB");
-            }
-        }
-        switch (m_state) {
-        case State::Size:
-            if (hexValue(c) >= 0) {
-                if (++m_digits > 15) {
-                    return fail("chunk size too long");
-                }
-                m_size = m_size * 16 + hexValue(c);
-            } else if (m_digits == 0) {
-                return fail("chunk size is not hexadecimal");
-            } else if (c == ' ' || c == '\t') {
-                m_state = State::SizeSpace;
-            } else if (c == ';') {
-                m_state = State::Extension;
-            } else if (c == '\r') {
-                m_state = State::SizeLf;
-            } else {
-                return fail("chunk size is not hexadecimal");
-            }
-            ++i;
-            break;
-        case State::SizeSpace:
-            if (c == ';') {
-                m_state = State::Extension;
-            } else if (c == '\r') {
-                m_state = State::SizeLf;
-            } else if (c != ' ' && c != '\t') {
-                return fail("junk after chunk size");
-            }
-            ++i;
-            break;
-        case State::Extension:
-            if (c == '\r') {
-                m_state = State::SizeLf;
-            } else if (c == '\n' || c == '\0') {
-                return fail("bad chunk extension");
-            }
-            ++i;
-            break;
-        case State::SizeLf:
-            if (c != '\n') {
-                return fail("chunk size line must end with CRLF");
-            }
-            ++i;
-            m_lineBytes = 0;
-            if (m_size == 0) {
-                m_state = State::TrailerStart;
-            } else {
-                m_remaining = m_size;
-                m_state = State::Data;
-            }
-            break;
-        case State::Data: {
-            const qint64 take = std::min<qint64>(m_remaining, n - i);
-            i += take;
-            m_remaining -= take;
-            m_dataBytes += take;
-            if (m_remaining == 0) {
-                m_state = State::DataCr;
-            }
-            break;
-        }
-        case State::DataCr:
-            if (c != '\r') {
-                return fail("chunk data longer than its size");
-            }
-            m_state = State::DataLf;
-            ++i;
-            break;
-        case State::DataLf:
-            if (c != '\n') {
-                return fail("chunk data must end with CRLF");
-            }
-            m_state = State::Size;
-            m_digits = 0;
-            m_size = 0;
-            m_lineBytes = 0;
-            ++i;
-            break;
-        case State::TrailerStart:
-            // QtHttpServer 6.4 calls the body done two bytes after the last chunk, so a trailer
-            // field would be read as the next request (docs/QT64.md): refused, never parsed.
-            if (c != '\r') {
-                m_wireBytes += i;
-                return fail("trailer fields are not accepted");
-            }
-            m_state = State::FinalLf;
-            ++i;
-            break;
-        case State::FinalLf:
-            if (c != '\n') {
-                return fail("chunked body must end with CRLF");
-            }
-            m_state = State::Done;
-            ++i;
-            break;
-        case State::Done:
-        case State::Error:
-            break;
-        }
-    }
-    m_wireBytes += i;
-    if (consumed) {
-        *consumed = i;
-    }
-    return m_state == State::Done    ? Result::Done
-           : m_state == State::Error ? Result::Error
-                                     : Result::NeedMore;
+    return HeadParser(data, limits).run();
 }
 
 } // namespace slp

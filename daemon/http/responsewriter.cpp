@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "http/responsewriter.h"
 
-#include "http/clientconnection.h"
 #include "http/errorbody.h"
+#include "http/responsequeue.h"
 #include "observe/requestid.h"
 
 namespace slp {
@@ -37,8 +37,8 @@ QByteArray serializeHead(int status, const QByteArray &reason, const HeaderList 
     return out;
 }
 
-ResponseWriter::ResponseWriter(ClientConnection *connection, const ResponseContext &context)
-    : QObject(connection), m_connection(connection), m_context(context)
+ResponseWriter::ResponseWriter(ResponseQueue *queue, const ResponseContext &context)
+    : QObject(queue), m_queue(queue), m_context(context)
 {}
 
 void ResponseWriter::respond(int status, const QByteArray &contentType, const QByteArray &body,
@@ -134,9 +134,7 @@ void ResponseWriter::finish()
         put(QByteArrayLiteral("0\r\n\r\n"));
     }
     m_finished = true;
-    if (m_connection) {
-        m_connection->pump();
-    }
+    advanceQueue();
 }
 
 void ResponseWriter::breakConnection()
@@ -146,9 +144,7 @@ void ResponseWriter::breakConnection()
     }
     m_broken = true;
     m_context.keepAlive = false;
-    if (m_connection) {
-        m_connection->pump();
-    }
+    advanceQueue();
 }
 
 void ResponseWriter::writeContinue()
@@ -157,26 +153,31 @@ void ResponseWriter::writeContinue()
     m_framing = Framing::None;
     m_context.keepAlive = true; // the final response follows in its own writer
     m_finished = true;
-    if (m_connection) {
-        m_connection->pump();
-    }
+    advanceQueue();
 }
 
 void ResponseWriter::put(const QByteArray &bytes)
 {
-    if (!m_connection) {
+    if (!m_queue) {
         return;
     }
-    if (m_connection->isHeadOfQueue(this)) {
-        m_connection->send(bytes);
+    if (m_queue->isTurnOf(this)) {
+        m_queue->send(bytes);
     } else {
         m_held += bytes;
     }
 }
 
+void ResponseWriter::advanceQueue()
+{
+    if (m_queue) {
+        m_queue->advance();
+    }
+}
+
 bool ResponseWriter::isWritable() const
 {
-    return m_connection && m_connection->isHeadOfQueue(this) && !m_connection->isBackedUp();
+    return m_queue && m_queue->isTurnOf(this) && !m_queue->isBackedUp();
 }
 
 } // namespace slp

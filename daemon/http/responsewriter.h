@@ -8,9 +8,11 @@
 #include <QPointer>
 #include <QString>
 
+#include <utility>
+
 namespace slp {
 
-class ClientConnection;
+class ResponseQueue;
 
 // A response head as its producer sees it: the end-to-end headers only. Framing
 // (Content-Length, Transfer-Encoding) and Connection are the writer's alone.
@@ -30,11 +32,9 @@ struct ResponseContext
     bool headRequest = false;
 };
 
-// The one place that frames bytes for a client: one per response, queued in its connection.
-// HTTP/1.1 answers pipelined requests in order, but QtHttpServer 6.4 dispatches the next
-// request while the previous response is still open (docs/QT64.md, "Pipelining"): only the
-// writer at the head of the queue reaches the socket; the others hold their bytes, and their
-// producers stop reading upstream, until their turn.
+// The one place that frames bytes for a client: one per response, in its connection's
+// ResponseQueue. Only the writer whose turn it is reaches the socket; the others hold their
+// bytes, and their producers stop reading upstream, until their turn.
 //
 // Framing is decided once, from the head: a known length is written as Content-Length and the
 // writer never writes past it; an unknown one is chunked for HTTP/1.1 and ends with the
@@ -44,7 +44,7 @@ class ResponseWriter : public QObject
 {
     Q_OBJECT
 public:
-    ResponseWriter(ClientConnection *connection, const ResponseContext &context);
+    ResponseWriter(ResponseQueue *queue, const ResponseContext &context);
 
     // A whole response SLP answers itself, with Content-Length and X-Request-Id (a fresh id
     // when `requestId` is empty).
@@ -73,6 +73,14 @@ public:
     bool isFinished() const { return m_finished || m_broken; }
     // The client connection closes after this response (draining, or a request that asked).
     void setKeepAlive(bool keepAlive) { m_context.keepAlive = keepAlive; }
+    // True when the connection ends after this response: broken, or not kept alive.
+    bool closesConnection() const { return m_broken || !m_context.keepAlive; }
+
+    // An interim 100 Continue, queued like any response so it can never land inside an
+    // earlier response still being written.
+    void writeContinue();
+    // For the queue: the bytes written before this writer's turn, handed over once.
+    QByteArray takeHeld() { return std::exchange(m_held, {}); }
 
 Q_SIGNALS:
     // Room to write again (became the head, or the socket drained).
@@ -81,7 +89,6 @@ Q_SIGNALS:
     void clientGone();
 
 private:
-    friend class ClientConnection;
     enum class Framing
     {
         NotYet,  // no head written
@@ -90,12 +97,11 @@ private:
         Chunked, // Transfer-Encoding: chunked
         Close,   // HTTP/1.0, length unknown: the body ends with the connection
     };
-    // An interim 100 Continue, queued like any response so it can never land inside an
-    // earlier response still being written.
-    void writeContinue();
     void put(const QByteArray &bytes);
+    // A finished or broken response lets the queue move on.
+    void advanceQueue();
 
-    QPointer<ClientConnection> m_connection;
+    QPointer<ResponseQueue> m_queue;
     ResponseContext m_context;
     QByteArray m_held;
     Framing m_framing = Framing::NotYet;

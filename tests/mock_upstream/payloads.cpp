@@ -1,44 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "payloads.h"
 
+#include "body/bodyscanner.h"
+
 #include <QStringList>
 
 #include <array>
 
 namespace slp::mock {
 
-QByteArray jsonString(const QString &s)
-{
-    QByteArray out = "\"";
-    const QByteArray utf8 = s.toUtf8();
-    for (char c : utf8) {
-        switch (c) {
-        case '"':
-            out += "\\\"";
-            break;
-        case '\\':
-            out += "\\\\";
-            break;
-        case '\n':
-            out += "\\n";
-            break;
-        case '\r':
-            out += "\\r";
-            break;
-        case '\t':
-            out += "\\t";
-            break;
-        default:
-            if (static_cast<unsigned char>(c) < 0x20)
-                out += QByteArray("\\u00") +
-                       QByteArray::number(static_cast<int>(c), 16).rightJustified(2, '0');
-            else
-                out += c;
-        }
-    }
-    out += '"';
-    return out;
-}
+// JSON strings are written by the daemon's own encoder (body/): one writer of them.
+using slp::jsonStringLiteral;
 
 QByteArray errorTypeForStatus(int status)
 {
@@ -69,8 +41,8 @@ QByteArray errorTypeForStatus(int status)
 QByteArray errorBody(int status, const QString &message, const QString &type)
 {
     const QByteArray t = type.isEmpty() ? errorTypeForStatus(status) : type.toUtf8();
-    return "{\"error\":{\"message\":" + jsonString(message) +
-           ",\"type\":" + jsonString(QString::fromUtf8(t)) +
+    return "{\"error\":{\"message\":" + jsonStringLiteral(message) +
+           ",\"type\":" + jsonStringLiteral(QString::fromUtf8(t)) +
            ",\"param\":null,\"code\":" + QByteArray::number(status) + "}}";
 }
 
@@ -123,8 +95,9 @@ QByteArray usageJson(const Generation &g)
 
 QByteArray chunkPrefix(const Generation &g, const char *object)
 {
-    return "{\"id\":" + jsonString(QString::fromLatin1(g.id)) + ",\"object\":\"" + object +
-           "\",\"created\":" + QByteArray::number(g.created) + ",\"model\":" + jsonString(g.model);
+    return "{\"id\":" + jsonStringLiteral(QString::fromLatin1(g.id)) + ",\"object\":\"" + object +
+           "\",\"created\":" + QByteArray::number(g.created) +
+           ",\"model\":" + jsonStringLiteral(g.model);
 }
 
 QByteArray sse(const QByteArray &payload)
@@ -156,7 +129,7 @@ QList<QByteArray> streamEvents(const Generation &g)
     if (g.endpoint == Endpoint::Completion) {
         const QByteArray pre = chunkPrefix(g, "text_completion");
         for (const QString &p : contentPieces(g)) {
-            events << sse(pre + ",\"choices\":[{\"index\":0,\"text\":" + jsonString(p) +
+            events << sse(pre + ",\"choices\":[{\"index\":0,\"text\":" + jsonStringLiteral(p) +
                           ",\"logprobs\":null,\"finish_reason\":null,\"stop_reason\":null}]}");
         }
         events << sse(pre +
@@ -173,16 +146,16 @@ QList<QByteArray> streamEvents(const Generation &g)
     };
     events << delta("{\"role\":\"assistant\",\"content\":\"\"}");
     for (const QString &p : reasoningPieces(g))
-        events << delta("{\"reasoning_content\":" + jsonString(p) + "}");
+        events << delta("{\"reasoning_content\":" + jsonStringLiteral(p) + "}");
     for (const QString &p : contentPieces(g))
-        events << delta("{\"content\":" + jsonString(p) + "}");
+        events << delta("{\"content\":" + jsonStringLiteral(p) + "}");
     for (int i = 0; i < g.toolCalls; ++i) {
         const QByteArray idx = QByteArray::number(i);
         events << delta("{\"tool_calls\":[{\"id\":\"" + toolCallId(i) +
                         "\",\"type\":\"function\",\"index\":" + idx + ",\"function\":{\"name\":\"" +
                         toolName(i) + "\",\"arguments\":\"\"}}]}");
         events << delta("{\"tool_calls\":[{\"index\":" + idx + ",\"function\":{\"arguments\":" +
-                        jsonString(QString::fromUtf8(toolArgs(i))) + "}}]}");
+                        jsonStringLiteral(QString::fromUtf8(toolArgs(i))) + "}}]}");
     }
     events << sse(pre +
                   ",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"},\"logprobs\":null,"
@@ -197,14 +170,14 @@ QByteArray fullResponse(const Generation &g)
     switch (g.endpoint) {
     case Endpoint::Completion:
         return chunkPrefix(g, "text_completion") + ",\"choices\":[{\"index\":0,\"text\":" +
-               jsonString(contentPieces(g).join(QString())) +
+               jsonStringLiteral(contentPieces(g).join(QString())) +
                ",\"logprobs\":null,\"finish_reason\":\"stop\",\"stop_reason\":null,"
                "\"prompt_logprobs\":null}],\"usage\":" +
                usageJson(g) + "}";
     case Endpoint::Embedding:
-        return "{\"id\":" + jsonString(QString::fromLatin1(g.id)) +
+        return "{\"id\":" + jsonStringLiteral(QString::fromLatin1(g.id)) +
                ",\"object\":\"list\",\"created\":" + QByteArray::number(g.created) +
-               ",\"model\":" + jsonString(g.model) +
+               ",\"model\":" + jsonStringLiteral(g.model) +
                ",\"data\":[{\"index\":0,\"object\":\"embedding\",\"embedding\":"
                "[0.1,-0.2,0.3,-0.4,0.5,-0.6,0.7,-0.8]}],\"usage\":{\"prompt_tokens\":" +
                QByteArray::number(g.promptTokens) +
@@ -212,8 +185,8 @@ QByteArray fullResponse(const Generation &g)
                ",\"completion_tokens\":0,\"prompt_tokens_details\":null}}";
     case Endpoint::Other:
         return chunkPrefix(g, "mock.response") +
-               ",\"path\":" + jsonString(QString::fromUtf8(g.path)) +
-               ",\"output_text\":" + jsonString(contentPieces(g).join(QString())) +
+               ",\"path\":" + jsonStringLiteral(QString::fromUtf8(g.path)) +
+               ",\"output_text\":" + jsonStringLiteral(contentPieces(g).join(QString())) +
                ",\"usage\":" + usageJson(g) + "}";
     case Endpoint::Chat:
         break;
@@ -224,14 +197,14 @@ QByteArray fullResponse(const Generation &g)
             toolCalls += ',';
         toolCalls += "{\"id\":\"" + toolCallId(i) +
                      "\",\"type\":\"function\",\"function\":{\"name\":\"" + toolName(i) +
-                     "\",\"arguments\":" + jsonString(QString::fromUtf8(toolArgs(i))) + "}}";
+                     "\",\"arguments\":" + jsonStringLiteral(QString::fromUtf8(toolArgs(i))) + "}}";
     }
     toolCalls += ']';
     const QByteArray reasoning =
-        g.reasoningEvents > 0 ? jsonString(reasoningPieces(g).join(QString())) : "null";
+        g.reasoningEvents > 0 ? jsonStringLiteral(reasoningPieces(g).join(QString())) : "null";
     return chunkPrefix(g, "chat.completion") +
            ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"reasoning_content\":" +
-           reasoning + ",\"content\":" + jsonString(contentPieces(g).join(QString())) +
+           reasoning + ",\"content\":" + jsonStringLiteral(contentPieces(g).join(QString())) +
            ",\"tool_calls\":" + toolCalls + "},\"logprobs\":null,\"finish_reason\":" +
            (g.toolCalls > 0 ? "\"tool_calls\"" : "\"stop\"") +
            ",\"stop_reason\":null}],\"usage\":" + usageJson(g) + ",\"prompt_logprobs\":null}";
@@ -243,9 +216,9 @@ QByteArray modelsList(const QStringList &models, qint64 created)
     for (qsizetype i = 0; i < models.size(); ++i) {
         if (i > 0)
             out += ',';
-        out += "{\"id\":" + jsonString(models[i]) +
+        out += "{\"id\":" + jsonStringLiteral(models[i]) +
                ",\"object\":\"model\",\"created\":" + QByteArray::number(created) +
-               ",\"owned_by\":\"vllm\",\"root\":" + jsonString(models[i]) +
+               ",\"owned_by\":\"vllm\",\"root\":" + jsonStringLiteral(models[i]) +
                ",\"parent\":null,\"max_model_len\":32768}";
     }
     out += "]}";

@@ -9,7 +9,6 @@ namespace slp::mock {
 
 // vLLM-shaped bodies, written by hand so key order matches vLLM's (QJsonObject sorts keys).
 
-QByteArray jsonString(const QString &s);
 QByteArray errorBody(int status, const QString &message, const QString &type = {});
 QByteArray errorTypeForStatus(int status);
 

@@ -59,9 +59,6 @@ private slots:
     void targetRules();
     void leadingBlankLinesCount();
     void http10WithTransferEncodingCloses();
-    void chunkedRefusals_data();
-    void chunkedRefusals();
-    void chunkedVerdictIndependentOfSplits();
 };
 
 void TestRequestHead::completeSimple()
@@ -519,55 +516,6 @@ void TestRequestHead::http10WithTransferEncodingCloses()
                                 "Transfer-Encoding: chunked\r\n\r\n");
     QCOMPARE(h.state, RequestHead::State::Complete);
     QVERIFY(!h.keepAlive);
-}
-
-void TestRequestHead::chunkedRefusals_data()
-{
-    QTest::addColumn<QByteArray>("body");
-    QTest::addColumn<QByteArray>("why");
-    QTest::newRow("trailer field")
-        << QByteArray("5\r\nhello\r\n0\r\nX-T: 1\r\n\r\n") << QByteArray("trailer");
-    QTest::newRow("smuggled request as trailer")
-        << QByteArray("0\r\nGET /admin HTTP/1.1\r\nHost: x\r\n\r\n") << QByteArray("trailer");
-    QTest::newRow("size line over 4 KiB (spaces)")
-        << QByteArray("5") + QByteArray(5000, ' ') + "\r\nhello\r\n0\r\n\r\n"
-        << QByteArray("4 KiB");
-    QTest::newRow("extension over 4 KiB")
-        << QByteArray("5;x=") + QByteArray(5000, 'a') + "\r\nhello\r\n0\r\n\r\n"
-        << QByteArray("4 KiB");
-    QTest::newRow("0x0") << QByteArray("0x0\r\n\r\n") << QByteArray("hexadecimal");
-}
-
-void TestRequestHead::chunkedRefusals()
-{
-    QFETCH(QByteArray, body);
-    QFETCH(QByteArray, why);
-    slp::ChunkedBodyValidator v;
-    QCOMPARE(v.feed(body), slp::ChunkedBodyValidator::Result::Error);
-    QVERIFY2(v.error().contains(why), v.error().constData());
-}
-
-void TestRequestHead::chunkedVerdictIndependentOfSplits()
-{
-    const QList<QByteArray> bodies = {
-        "5\r\nhello\r\n0\r\n\r\n", "5;a=b\r\nhello\r\n3  \r\nabc\r\n0\r\n\r\n", "0x0\r\n\r\n",
-        "5\r\nhello\r\n0\r\nX: y\r\n\r\n", "5\r\nhelloX\r\n0\r\n\r\n"};
-    for (const QByteArray &body : bodies) {
-        slp::ChunkedBodyValidator whole;
-        const auto expected = whole.feed(body);
-        for (qsizetype cut = 1; cut < body.size(); ++cut) {
-            slp::ChunkedBodyValidator split;
-            auto result = split.feed(body.first(cut));
-            if (result == slp::ChunkedBodyValidator::Result::NeedMore) {
-                result = split.feed(body.sliced(cut));
-            }
-            QVERIFY2(result == expected, (body + " cut at " + QByteArray::number(cut)).constData());
-            QCOMPARE(split.dataBytes(), whole.dataBytes());
-        }
-        if (expected == slp::ChunkedBodyValidator::Result::Done) {
-            QCOMPARE(whole.wireBytes(), body.size());
-        }
-    }
 }
 
 QTEST_APPLESS_MAIN(TestRequestHead)
