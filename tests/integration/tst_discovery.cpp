@@ -112,19 +112,6 @@ qint64 lastSeq(MockUpstream &mock)
     return seq;
 }
 
-int countProbes(MockUpstream &mock)
-{
-    int n = 0;
-    for (const QJsonValue &v : mock.requests()) {
-        const QJsonObject o = v.toObject();
-        n += o.value("method").toString() == "GET" &&
-                     o.value("target").toString().startsWith("/v1/models")
-                 ? 1
-                 : 0;
-    }
-    return n;
-}
-
 // Sends a chat request for `model` through slp and returns the body `mock` received for it.
 // (The mock may answer 404 for a name it does not serve: what matters is what it was sent.)
 QByteArray forwardedBody(SlpDaemon &slp, MockUpstream &mock, const QString &model,
@@ -149,21 +136,6 @@ QByteArray forwardedBody(SlpDaemon &slp, MockUpstream &mock, const QString &mode
         5000);
     return found.isEmpty() ? QByteArray("<nothing reached the mock>") : MockUpstream::body(found);
 }
-
-// A loopback port nobody listens on, held for as long as this object lives: bound without
-// SO_REUSEADDR (so the OS hands it to no other socket, not even a parallel test's port-0 pick)
-// and not listening (so connections to it are refused).
-class DeadPort
-{
-public:
-    DeadPort() { m_socket.bind(QHostAddress::LocalHost, 0, QAbstractSocket::DontShareAddress); }
-    quint16 port() const { return m_socket.localPort(); }
-    QString url() const { return QStringLiteral("http://127.0.0.1:%1").arg(port()); }
-    void release() { m_socket.close(); }
-
-private:
-    QTcpSocket m_socket;
-};
 
 } // namespace
 
@@ -513,8 +485,8 @@ void TestDiscovery::pinnedAndEditionsNeverProbed()
     QVERIFY2(QTest::qWaitFor([&] { return discoveryOf(slp, "disc") == "discovered"; }, kSettleMs),
              qPrintable(slp.stderrText()));
     pumpEvents(1200);
-    QVERIFY2(countProbes(disc) >= 3, "discovery was running (recheck every 300 ms)");
-    QCOMPARE(countProbes(other), 0);
+    QVERIFY2(disc.modelProbes() >= 3, "discovery was running (recheck every 300 ms)");
+    QCOMPARE(other.modelProbes(), 0);
 
     const QStringList ids{"disc", "pin", "disc-ed", "pin-ed", "disc-fx", "pin-fx"};
     const QStringList states{"discovered",  "pinned",     "passthrough",
@@ -540,7 +512,7 @@ void TestDiscovery::pinnedAndEditionsNeverProbed()
     // Requests on those routes reach `other` as POSTs, never as probes.
     QCOMPARE(forwardedBody(slp, other, "pin"), chatBody("Pinned-1"));
     QCOMPARE(forwardedBody(slp, other, "pin-ed"), chatBody("pin-ed"));
-    QCOMPARE(countProbes(other), 0);
+    QCOMPARE(other.modelProbes(), 0);
 }
 
 void TestDiscovery::editionFollowsBackendName()
@@ -602,7 +574,7 @@ void TestDiscovery::editionFollowsBackendName()
                     {{"model_id", "alpha-edited"}, {"upstream_model", "Name-2"}}),
              1.0);
     QCOMPARE(countSeries(slp, "slp_upstream_model_info", {{"upstream_model", "Name-1"}}), 0);
-    QCOMPARE(countProbes(copydesk), 0);
+    QCOMPARE(copydesk.modelProbes(), 0);
 }
 
 void TestDiscovery::slowProbeNeverDelaysRequests()
@@ -613,7 +585,7 @@ void TestDiscovery::slowProbeNeverDelaysRequests()
     SlpDaemon slp;
     // A long probe budget so the first probe really hangs for the mock's 3 s.
     QVERIFY2(slp.start(oneBackend(mock.url(), 10000)), qPrintable(slp.errorString()));
-    QVERIFY2(QTest::qWaitFor([&] { return countProbes(mock) >= 1; }, 5000), "no probe arrived");
+    QVERIFY2(QTest::qWaitFor([&] { return mock.modelProbes() >= 1; }, 5000), "no probe arrived");
     QElapsedTimer sinceProbe;
     sinceProbe.start();
 
@@ -703,7 +675,7 @@ void TestDiscovery::probeCountsByResult()
             total += s.value;
         }
     }
-    const int seen = countProbes(mock);
+    const int seen = mock.modelProbes();
     QVERIFY2(total >= seen - 1 && total <= seen,
              qPrintable(QStringLiteral("counted %1, mock saw %2").arg(total).arg(seen)));
     QCOMPARE(p.families.value("slp_discovery_probes_total").type, QStringLiteral("counter"));

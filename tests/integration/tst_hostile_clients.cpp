@@ -4,6 +4,7 @@
 // everyone because of one bad peer). Limits are shrunk so the timeouts are quick to observe:
 // header_timeout 1s, idle_timeout 1s, max_header_bytes 8KiB, max_body_bytes 64KiB; the
 // connection cap runs on a second slp with max_connections: 20.
+#include "clientedge.h"
 #include "prometheustext.h"
 #include "testsupport.h"
 
@@ -105,18 +106,7 @@ void TestHostileClients::initTestCase()
     QVERIFY2(!SlpDaemon::binary().isEmpty(), "set SLP_BIN");
     QVERIFY2(!MockUpstream::binary().isEmpty(), "set SLP_MOCK_BIN");
     QVERIFY2(m_mock.start(), qPrintable(m_mock.errorString()));
-    const QString config = QStringLiteral(R"(header_timeout: 1s
-idle_timeout: 1s
-max_header_bytes: 8KiB
-max_body_bytes: 64KiB
-backends:
-  - name: good
-    url: %1
-    model: good-upstream
-    timeout: 20s
-)")
-                               .arg(m_mock.url());
-    QVERIFY2(m_slp.start(config), qPrintable(m_slp.errorString()));
+    QVERIFY2(m_slp.start(clientEdgeConfig(m_mock.url())), qPrintable(m_slp.errorString()));
 }
 
 void TestHostileClients::init()

@@ -78,19 +78,6 @@ QJsonObject waitForDiscovery(SlpDaemon &slp, const QString &id, const QString &s
     return e;
 }
 
-int countProbes(MockUpstream &mock)
-{
-    int n = 0;
-    for (const QJsonValue &v : mock.requests()) {
-        const QJsonObject o = v.toObject();
-        n += o.value("method").toString() == "GET" &&
-                     o.value("target").toString().startsWith("/v1/models")
-                 ? 1
-                 : 0;
-    }
-    return n;
-}
-
 // The model names of the chat requests the mock has seen (in order).
 QStringList chatModels(MockUpstream &mock)
 {
@@ -359,7 +346,7 @@ void TestReload::discoverySurvivesForUnchangedBackend()
     const QJsonObject before = waitForDiscovery(slp, "disc", "discovered", "disc-upstream");
     QVERIFY2(before.value("discovery").toString() == "discovered",
              qPrintable(QJsonDocument(before).toJson() + log(slp)));
-    const int probes = countProbes(m_d1);
+    const int probes = m_d1.modelProbes();
     QVERIFY(probes >= 1);
 
     // Add a route; disc keeps its name and url.
@@ -380,7 +367,7 @@ void TestReload::discoverySurvivesForUnchangedBackend()
     QCOMPARE(chat(slp, "extra").status, 200);
     // No supervisor started afresh: the next probe is recheck (5m) away.
     pumpEvents(600);
-    QCOMPARE(countProbes(m_d1), probes);
+    QCOMPARE(m_d1.modelProbes(), probes);
     QCOMPARE(debugEntry(slp, "disc").value("discovery").toString(), QStringLiteral("discovered"));
     QCOMPARE(slp.stop(), 0);
 }
@@ -411,7 +398,7 @@ void TestReload::discoveryRestartsWhenUrlChanges()
     const QJsonObject learned = waitForDiscovery(slp, "disc", "discovered", "disc-other");
     QVERIFY2(learned.value("upstream_model").toString() == "disc-other",
              qPrintable(QJsonDocument(learned).toJson() + log(slp)));
-    QVERIFY(countProbes(m_d2) >= 1);
+    QVERIFY(m_d2.modelProbes() >= 1);
     QCOMPARE(chat(slp, "disc").status, 200);
     QCOMPARE(chatModels(m_d2), QStringList{"disc-other"});
     QCOMPARE(chatModels(m_d1), QStringList{});

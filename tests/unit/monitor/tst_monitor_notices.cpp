@@ -1,23 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The notifier's policy: transitions only, one notice per kind and poll, nothing for the state
 // found at start-up except an alert. Driven by text recorded from the real daemon.
+#include "fixture.h"
 #include "noticepolicy.h"
 #include "statusmodel.h"
 
-#include <QFile>
 #include <QtTest>
 
 using namespace slp::monitor;
+using slp::monitor::test::fixture;
 
 namespace {
-
-QByteArray fixture(const QString &name)
-{
-    QFile f(QFINDTESTDATA(QStringLiteral("data/") + name));
-    if (!f.open(QIODevice::ReadOnly))
-        qFatal("missing fixture %s", qPrintable(name));
-    return f.readAll();
-}
 
 StatusSnapshot recorded(const QString &moment)
 {

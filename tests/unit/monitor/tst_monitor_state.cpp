@@ -1,24 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // slp-monitor's pure state model, fed with /v1/models?debug and /metrics text recorded from
 // the real daemon (tests/unit/monitor/data/README.md says how).
+#include "fixture.h"
 #include "status.h"
 #include "statusmodel.h"
 
-#include <QFile>
 #include <QtTest>
 
 using namespace slp::monitor;
+using slp::monitor::test::fixture;
 
 namespace {
-
-QByteArray fixture(const QString &name)
-{
-    const QString path = QFINDTESTDATA(QStringLiteral("data/") + name);
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        qFatal("missing fixture %s", qPrintable(name));
-    return f.readAll();
-}
 
 PollResult recorded(const QString &moment)
 {
