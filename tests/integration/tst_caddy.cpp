@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Debian's Caddy in front of the real `slp` (README "Install and operate"; resources/caddy/):
+// Debian's Caddy in front of the real `slp` (docs/OPERATE.md; resources/caddy/):
 // `tls internal` on 127.0.0.1, HTTP/2 to the client, `reverse_proxy` with `flush_interval -1`.
 // A streamed answer arrives over HTTP/2 piece by piece, and so do the ": keep-alive" comments
 // of an sse_keepalive route during a silence (the events unchanged); errors SLP answers keep SLP's

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// What SLP answers itself, over a real socket (README "HTTP surface": GET /v1/models and
+// What SLP answers itself, over a real socket (docs/HTTP.md: GET /v1/models and
 // ?debug, /v1/models/ID, /healthz, /metrics): from the route table, never touching a backend,
 // never naming a backend's host.
 #include "prometheustext.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The `slp` command line, run as a real process (README "Running it"): usage errors
+// The `slp` command line, run as a real process (docs/OPERATE.md "The command line"): usage errors
 // exit 2 without serving, --version/--help print to stdout, --check compiles and prints the
 // route table without contacting anything, config errors are all reported, overrides work.
 #include "testsupport.h"

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// SIGHUP reload against the real `slp` and mock vLLM upstreams (README "Running it",
-// "Config": SIGHUP reloads): a config that fails to compile is logged with its errors and the
-// old table keeps serving; a good one replaces the table between requests (a new route
-// answers, a removed one is 404); a request in flight finishes on the route it started on;
-// requests racing reloads all succeed on one table or the other; discovery state survives for
-// a backend whose name and url did not change (no "pending" flash, no new probe) and starts
-// afresh for one whose url changed.
+// SIGHUP reload against the real `slp` and mock vLLM upstreams (docs/OPERATE.md "Reload, drain and
+// logs", "Config": SIGHUP reloads): a config that fails to compile is logged with its errors and
+// the old table keeps serving; a good one replaces the table between requests (a new route answers,
+// a removed one is 404); a request in flight finishes on the route it started on; requests racing
+// reloads all succeed on one table or the other; discovery state survives for a backend whose name
+// and url did not change (no "pending" flash, no new probe) and starts afresh for one whose url
+// changed.
 #include "testsupport.h"
 
 #include <QElapsedTimer>
