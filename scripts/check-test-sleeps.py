@@ -8,11 +8,12 @@ too long everywhere (the suite crawls). A test waits on the condition with a dea
 one named window, slp::test::kQuietWindowMs (tests/support/quietwindow.h), or a multiple of it.
 
 Scans every C++ file under tests/ (not node_modules; bench/ and fuzz/ are not tests) for
-QTest::qWait, QThread::msleep/sleep/usleep, usleep, std::this_thread::sleep_for and
-ConnectionPair::settle with a literal duration over 50 ms, and Python's time.sleep, followed
-within LOOKAHEAD lines by an assertion. A duration naming kQuietWindowMs is the named window;
-one held in a variable is not judged. The few sleeps kept are in ALLOWED below, each with its
-reason; an entry that matches nothing fails the check too, so the list stays true.
+QTest::qWait, QThread::msleep/sleep/usleep, usleep, std::this_thread::sleep_for,
+ConnectionPair::settle and pumpEvents (tests/support) with a literal duration over 50 ms,
+and Python's time.sleep, followed within LOOKAHEAD lines by an assertion. A duration naming
+kQuietWindowMs is the named window; one held in a variable is not judged. The sleeps kept
+are in ALLOWED below, each with its reason; an entry that matches nothing fails the check
+too, so the list stays true.
 
   check-test-sleeps.py [--root DIR]        scan DIR/tests (default: this checkout)
   check-test-sleeps.py --planted           prove the check catches a planted sleep
@@ -38,11 +39,36 @@ ALLOWED = [
      "the client not reading (no event loop runs in the test) while the upstream sends 16 MB "
      "and closes is the scenario; the close waits in the upstream's own buffers, so there is "
      "no event in the test to wait on"),
+    ("tests/integration/tst_mock_upstream.cpp", "pumpEvents(200)",
+     "the client holding its request 200 ms before it aborts is what the mock must measure "
+     "(peer_closed_ms >= 150)"),
+    ("tests/integration/tst_hostile_clients.cpp", "pumpEvents(2000)",
+     "slp's CPU is measured over this 2 s window at the connection cap (an accept loop "
+     "spinning would show); the window is the measurement"),
+    ("tests/integration/tst_hostile_clients.cpp", "pumpEvents(200)",
+     "the pause between reads of a bounded poll (15 s deadline) for the connection gauge"),
+    ("tests/integration/tst_upstream_faults.cpp", "pumpEvents(200)",
+     "the pause between attempts of a bounded poll (40 s deadline) until the backend answers"),
+    ("tests/integration/tst_upstream_faults.cpp", "pumpEvents(300)",
+     "slp closes the faulted connections before RSS and open fds are sampled for the leak "
+     "comparison; a measurement with margins, no single event marks the end"),
+    ("tests/integration/tst_upstream_faults.cpp", "pumpEvents(500)",
+     "as above, after the 200 faults"),
+    ("tests/integration/tst_catalog.cpp", "pumpEvents(150)",
+     "spaces the three rounds over failing discovery probes; each round asserts what it "
+     "fetched, not what the pause brought"),
+    ("tests/monitor/tst_monitor_e2e.cpp", "pumpEvents(1200)",
+     "'no notification' over several of the monitor's 300 ms polls: the window is counted in "
+     "polls, which nothing in the test marks"),
+    ("tests/monitor/tst_monitor_e2e.cpp", "pumpEvents(1500)",
+     "'nothing more' over five of the monitor's 300 ms polls (as above)"),
+    ("tests/monitor/tst_monitor_e2e.cpp", "pumpEvents(700)",
+     "two polls with the failure count climbing between the resets (as above)"),
 ]
 
 SLEEP = re.compile(
     r"\b(?P<fn>QTest::qWait|QThread::msleep|QThread::usleep|QThread::sleep|usleep|"
-    r"std::this_thread::sleep_for|settle|time\.sleep)\s*\((?P<arg>[^;]*)\)\s*;?")
+    r"std::this_thread::sleep_for|settle|pumpEvents|time\.sleep)\s*\((?P<arg>[^;]*)\)\s*;?")
 ASSERT = re.compile(r"\b(QVERIFY\w*|QCOMPARE\w*|QTRY_\w+|QFAIL|QEXPECT_FAIL|assert\w*)\s*\(")
 CHRONO = re.compile(r"^(?:std::chrono::)?(milliseconds|microseconds|seconds)\s*\((\d+)\)$")
 SUFFIX = re.compile(r"^(\d+)(ms|us|s)$")

@@ -261,7 +261,7 @@ void TestCli::checkContactsNothing()
     QCOMPARE(lines[1].simplified(),
              QStringLiteral("alpha-ed -> %1 (follows alpha)").arg(mock.url()));
     QVERIFY2(lines.contains(QStringLiteral("upstream_transport: qnam")), r.stdOut.constData());
-    pumpEvents(300);
+    pumpEvents(kQuietWindowMs);
     QCOMPARE(mock.requests().size(), 0); // not even a discovery probe
     QVERIFY(!canConnect(port));
 }
@@ -360,7 +360,7 @@ void TestCli::logRequestsFlag()
         SlpDaemon slp;
         QVERIFY2(slp.start(yaml), qPrintable(slp.errorString()));
         QCOMPARE(httpRequest("POST", slp.url() + "/v1/chat/completions", body).status, 200);
-        pumpEvents(300);
+        pumpEvents(kQuietWindowMs);
         QCOMPARE(slp.countLog(QRegularExpression("POST /v1/chat/completions")), 0);
         slp.stop();
     }

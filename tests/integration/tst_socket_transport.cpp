@@ -424,7 +424,8 @@ void TestSocketTransport::resetBeforeHead()
     const HttpResult r = post(model, "/v1/chat/completions", {{"X-Mock-Reset-Before-Head", "1"}});
     QVERIFY2(r.ok(), qPrintable(r.error + slpLog()));
     QCOMPARE(r.status, 502);
-    pumpEvents(300);
+    QTRY_VERIFY_WITH_TIMEOUT(m_mock.requests(since).size() >= attempts, 5000);
+    pumpEvents(kQuietWindowMs); // and no more
     QCOMPARE(m_mock.requests(since).size(), attempts);
 }
 
