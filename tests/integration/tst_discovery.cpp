@@ -77,6 +77,19 @@ QString discoveryOf(SlpDaemon &slp, const QString &id)
     return debugEntry(slp, id).value("discovery").toString();
 }
 
+// Where most tests start: a mock serving "Name-1" and an slp with route `alpha` in front of
+// it, discovered. Empty when ready, else what went wrong.
+QString startDiscovered(MockUpstream &mock, SlpDaemon &slp)
+{
+    if (!mock.start({"Name-1"}))
+        return mock.errorString();
+    if (!slp.start(oneBackend(mock.url())))
+        return slp.errorString();
+    if (!QTest::qWaitFor([&] { return discoveryOf(slp, "alpha") == "discovered"; }, kSettleMs))
+        return QStringLiteral("alpha was not discovered:\n") + slp.stderrText();
+    return {};
+}
+
 slp::PromParseResult scrape(SlpDaemon &slp)
 {
     const HttpResult r = httpRequest("GET", slp.url() + "/metrics");
@@ -256,11 +269,9 @@ void TestDiscovery::backendDownAtStartThenUp()
 void TestDiscovery::renameFollowed()
 {
     MockUpstream mock;
-    QVERIFY2(mock.start({"Name-1"}), qPrintable(mock.errorString()));
     SlpDaemon slp;
-    QVERIFY2(slp.start(oneBackend(mock.url())), qPrintable(slp.errorString()));
-    QVERIFY2(QTest::qWaitFor([&] { return discoveryOf(slp, "alpha") == "discovered"; }, kSettleMs),
-             qPrintable(slp.stderrText()));
+    const QString notReady = startDiscovered(mock, slp);
+    QVERIFY2(notReady.isEmpty(), qPrintable(notReady));
     QCOMPARE(forwardedBody(slp, mock, "alpha"), chatBody("Name-1"));
 
     const auto mark = slp.mark();
@@ -292,11 +303,9 @@ void TestDiscovery::renameFollowed()
 void TestDiscovery::twoModelsKeepLastNameThenRecover()
 {
     MockUpstream mock;
-    QVERIFY2(mock.start({"Name-1"}), qPrintable(mock.errorString()));
     SlpDaemon slp;
-    QVERIFY2(slp.start(oneBackend(mock.url())), qPrintable(slp.errorString()));
-    QVERIFY2(QTest::qWaitFor([&] { return discoveryOf(slp, "alpha") == "discovered"; }, kSettleMs),
-             qPrintable(slp.stderrText()));
+    const QString notReady = startDiscovered(mock, slp);
+    QVERIFY2(notReady.isEmpty(), qPrintable(notReady));
 
     auto mark = slp.mark();
     QVERIFY(mock.setModels({"model-a", "model-b"}));
@@ -379,11 +388,9 @@ void TestDiscovery::ambiguousBeforeAnyName()
 void TestDiscovery::zeroModelsIsAmbiguous()
 {
     MockUpstream mock;
-    QVERIFY2(mock.start({"Name-1"}), qPrintable(mock.errorString()));
     SlpDaemon slp;
-    QVERIFY2(slp.start(oneBackend(mock.url())), qPrintable(slp.errorString()));
-    QVERIFY2(QTest::qWaitFor([&] { return discoveryOf(slp, "alpha") == "discovered"; }, kSettleMs),
-             qPrintable(slp.stderrText()));
+    const QString notReady = startDiscovered(mock, slp);
+    QVERIFY2(notReady.isEmpty(), qPrintable(notReady));
     const auto mark = slp.mark();
     QVERIFY(mock.setModels({})); // serves no model (and the mock then accepts any)
     const QString warning = QStringLiteral(
@@ -405,11 +412,9 @@ void TestDiscovery::zeroModelsIsAmbiguous()
 void TestDiscovery::unparseableCatalogAndHttpErrorKeepName()
 {
     MockUpstream mock;
-    QVERIFY2(mock.start({"Name-1"}), qPrintable(mock.errorString()));
     SlpDaemon slp;
-    QVERIFY2(slp.start(oneBackend(mock.url())), qPrintable(slp.errorString()));
-    QVERIFY2(QTest::qWaitFor([&] { return discoveryOf(slp, "alpha") == "discovered"; }, kSettleMs),
-             qPrintable(slp.stderrText()));
+    const QString notReady = startDiscovered(mock, slp);
+    QVERIFY2(notReady.isEmpty(), qPrintable(notReady));
 
     // 200 with a body that is not a model list.
     auto mark = slp.mark();

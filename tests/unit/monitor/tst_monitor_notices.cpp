@@ -8,26 +8,17 @@
 #include <QtTest>
 
 using namespace slp::monitor;
-using slp::monitor::test::fixture;
 
 namespace {
 
 StatusSnapshot recorded(const QString &moment)
 {
-    PollResult p;
-    p.baseUrl = QUrl(QStringLiteral("http://127.0.0.1:8080"));
-    p.catalogBody = fixture(QStringLiteral("catalog-%1.json").arg(moment));
-    p.metricsBody = fixture(QStringLiteral("metrics-%1.txt").arg(moment));
-    return readSnapshot(p);
+    return readSnapshot(slp::monitor::test::recordedPoll(moment));
 }
 
 StatusSnapshot refused()
 {
-    PollResult p;
-    p.baseUrl = QUrl(QStringLiteral("http://127.0.0.1:8080"));
-    p.catalogError = QStringLiteral("Connection refused");
-    p.metricsError = QStringLiteral("Connection refused");
-    return readSnapshot(p);
+    return readSnapshot(slp::monitor::test::refusedPoll());
 }
 
 // Feeds the moments to one model; returns every notice, as "kind:title".

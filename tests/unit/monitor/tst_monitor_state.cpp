@@ -14,21 +14,12 @@ namespace {
 
 PollResult recorded(const QString &moment)
 {
-    PollResult p;
-    p.baseUrl = QUrl(QStringLiteral("http://127.0.0.1:8080"));
-    p.finishedAt = QDateTime::currentDateTimeUtc();
-    p.catalogBody = fixture(QStringLiteral("catalog-%1.json").arg(moment));
-    p.metricsBody = fixture(QStringLiteral("metrics-%1.txt").arg(moment));
-    return p;
+    return slp::monitor::test::recordedPoll(moment);
 }
 
 PollResult refused()
 {
-    PollResult p;
-    p.baseUrl = QUrl(QStringLiteral("http://127.0.0.1:8080"));
-    p.catalogError = QStringLiteral("Connection refused");
-    p.metricsError = QStringLiteral("Connection refused");
-    return p;
+    return slp::monitor::test::refusedPoll();
 }
 
 const RouteStatus *route(const StatusSnapshot &s, const QString &id)
