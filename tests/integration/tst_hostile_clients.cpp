@@ -24,6 +24,20 @@ using namespace slp::test;
 
 namespace {
 
+// An slp that serves at most 20 client connections at once, with time to hold them.
+QString cappedConfig(const QString &upstreamUrl)
+{
+    return QStringLiteral(R"(max_connections: 20
+header_timeout: 30s
+idle_timeout: 60s
+backends:
+  - name: good
+    url: %1
+    model: good-upstream
+)")
+        .arg(upstreamUrl);
+}
+
 const QByteArray kGoodBody = R"({"model":"good","messages":[{"role":"user","content":"hi"}]})";
 
 QByteArray post(QByteArrayView extraHeaders, QByteArrayView body)
@@ -511,16 +525,7 @@ void TestHostileClients::manyConnectionsOpenedAndDropped()
 void TestHostileClients::connectionCapQueuesWithoutSpinning()
 {
     SlpDaemon capped;
-    const QString config = QStringLiteral(R"(max_connections: 20
-header_timeout: 30s
-idle_timeout: 60s
-backends:
-  - name: good
-    url: %1
-    model: good-upstream
-)")
-                               .arg(m_mock.url());
-    QVERIFY2(capped.start(config), qPrintable(capped.errorString()));
+    QVERIFY2(capped.start(cappedConfig(m_mock.url())), qPrintable(capped.errorString()));
 
     // 20 keep-alive connections, each proven accepted by an answered request.
     std::vector<std::unique_ptr<RawConnection>> held;
@@ -563,16 +568,7 @@ backends:
 void TestHostileClients::connectionCapHoldsAgainstABurst()
 {
     SlpDaemon capped;
-    const QString config = QStringLiteral(R"(max_connections: 20
-header_timeout: 30s
-idle_timeout: 60s
-backends:
-  - name: good
-    url: %1
-    model: good-upstream
-)")
-                               .arg(m_mock.url());
-    QVERIFY2(capped.start(config), qPrintable(capped.errorString()));
+    QVERIFY2(capped.start(cappedConfig(m_mock.url())), qPrintable(capped.errorString()));
     // 60 clients at once: slp serves at most 20 at a time, the rest wait (not refused).
     const QByteArray request = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
     std::vector<std::unique_ptr<RawConnection>> clients;
