@@ -12,12 +12,13 @@ an explicit <a name=...>/id=... in it.
   check-links.py [--root DIR]    the *.md git tracks, or would (else every *.md)
   check-links.py --planted       prove the check catches a broken file and a broken anchor
 """
-import argparse
 import os
 import re
 import subprocess
 import sys
 import tempfile
+
+import checkmain
 
 INLINE = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^()\s>]+(?:\([^()\s]*\)[^()\s>]*)*)>?"
                     r"(?:\s+\"[^\"]*\")?\s*\)")
@@ -170,13 +171,5 @@ def planted():
     return 0 if ok else 1
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
-    parser.add_argument("--planted", action="store_true")
-    args = parser.parse_args()
-    sys.exit(planted() if args.planted else check(os.path.abspath(args.root)))
-
-
 if __name__ == "__main__":
-    main()
+    checkmain.run(__doc__, check, planted)

@@ -18,11 +18,12 @@ too, so the list stays true.
   check-test-sleeps.py [--root DIR]        scan DIR/tests (default: this checkout)
   check-test-sleeps.py --planted           prove the check catches a planted sleep
 """
-import argparse
 import os
 import re
 import sys
 import tempfile
+
+import checkmain
 
 LIMIT_MS = 50
 LOOKAHEAD = 10  # lines after the sleep in which an assertion counts as following it
@@ -180,13 +181,5 @@ def planted():
     return 0 if ok else 1
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
-    parser.add_argument("--planted", action="store_true")
-    args = parser.parse_args()
-    sys.exit(planted() if args.planted else check(os.path.abspath(args.root)))
-
-
 if __name__ == "__main__":
-    main()
+    checkmain.run(__doc__, check, planted)
