@@ -25,11 +25,6 @@ namespace {
 
 const QRegularExpression SlpIdRe(QStringLiteral("^slpq[0-9a-f]{24}$"));
 
-QJsonObject jsonObject(const QByteArray &bytes)
-{
-    return QJsonDocument::fromJson(bytes).object();
-}
-
 QByteArray chatBody(const QString &model, bool stream)
 {
     return QStringLiteral(

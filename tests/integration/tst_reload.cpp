@@ -37,16 +37,11 @@ HttpResult chat(SlpDaemon &slp, const QString &model, const HeaderList &headers 
     return httpRequest("POST", slp.url() + "/v1/chat/completions", chatBody(model), h);
 }
 
-QJsonObject json(const QByteArray &bytes)
-{
-    return QJsonDocument::fromJson(bytes).object();
-}
-
 QStringList catalogIds(SlpDaemon &slp)
 {
     QStringList ids;
     const HttpResult r = httpRequest("GET", slp.url() + "/v1/models");
-    for (const QJsonValue &v : json(r.body).value("data").toArray())
+    for (const QJsonValue &v : jsonObject(r.body).value("data").toArray())
         ids << v.toObject().value("id").toString();
     return ids;
 }
@@ -54,7 +49,7 @@ QStringList catalogIds(SlpDaemon &slp)
 QJsonObject debugEntry(SlpDaemon &slp, const QString &id)
 {
     const HttpResult r = httpRequest("GET", slp.url() + "/v1/models?debug");
-    for (const QJsonValue &v : json(r.body).value("data").toArray()) {
+    for (const QJsonValue &v : jsonObject(r.body).value("data").toArray()) {
         if (v.toObject().value("id").toString() == id)
             return v.toObject();
     }
@@ -85,7 +80,7 @@ QStringList chatModels(MockUpstream &mock)
     for (const QJsonValue &v : mock.requests()) {
         const QJsonObject o = v.toObject();
         if (o.value("method").toString() == "POST")
-            names << json(MockUpstream::body(o)).value("model").toString();
+            names << jsonObject(MockUpstream::body(o)).value("model").toString();
     }
     return names;
 }
@@ -101,7 +96,7 @@ QString streamContent(const QByteArray &body)
     QString out;
     for (const QByteArray &data : sseData(body)) {
         const QJsonObject delta =
-            json(data).value("choices").toArray().at(0).toObject().value("delta").toObject();
+            jsonObject(data).value("choices").toArray().at(0).toObject().value("delta").toObject();
         out += delta.value("content").toString();
     }
     return out;
@@ -218,7 +213,7 @@ void TestReload::badConfigIsLoggedAndOldTableServes()
     QCOMPARE(catalogIds(slp), QStringList{"alpha"});
     const HttpResult r = chat(slp, "alpha");
     QCOMPARE(r.status, 200);
-    QCOMPARE(json(r.body).value("model").toString(), QStringLiteral("alpha-up"));
+    QCOMPARE(jsonObject(r.body).value("model").toString(), QStringLiteral("alpha-up"));
     QCOMPARE(chat(slp, "beta").status, 404);
     QCOMPARE(slp.stop(), 0);
 }
@@ -243,14 +238,14 @@ void TestReload::goodConfigReplacesTable()
     const qint64 bSeen = chatModels(m_b).size();
     const HttpResult beta = chat(slp, "beta");
     QCOMPARE(beta.status, 200);
-    QCOMPARE(json(beta.body).value("model").toString(), QStringLiteral("beta-up"));
+    QCOMPARE(jsonObject(beta.body).value("model").toString(), QStringLiteral("beta-up"));
     QVERIFY(beta.header("X-Request-Id").startsWith("bbbb")); // mock b answered
     QCOMPARE(chatModels(m_b).size(), bSeen + 1);
     QCOMPARE(chat(slp, "gamma").status, 200);
 
     const HttpResult gone = chat(slp, "alpha");
     QCOMPARE(gone.status, 404);
-    QCOMPARE(json(gone.body).value("error").toObject().value("code").toString(),
+    QCOMPARE(jsonObject(gone.body).value("error").toObject().value("code").toString(),
              QStringLiteral("model_not_found"));
     QVERIFY(gone.header("X-Request-Id").startsWith("slpq"));
     QCOMPARE(slp.stop(), 0);
@@ -278,7 +273,7 @@ void TestReload::inFlightStreamFinishesOnItsRoute()
              qPrintable(log(slp)));
     const HttpResult fresh = chat(slp, "alpha");
     QCOMPARE(fresh.status, 200);
-    QCOMPARE(json(fresh.body).value("model").toString(), QStringLiteral("alpha-new"));
+    QCOMPARE(jsonObject(fresh.body).value("model").toString(), QStringLiteral("alpha-new"));
     QVERIFY(fresh.header("X-Request-Id").startsWith("bbbb"));
 
     // The stream that started before the reload ends whole, on the old upstream and name.
@@ -321,7 +316,7 @@ void TestReload::requestsRacingReloadsAllSucceed()
         for (auto &c : conns) {
             const HttpResult r = c->readResponse(10000);
             QVERIFY2(r.ok() && r.status == 200, qPrintable(r.error + "\n" + log(slp)));
-            const QString model = json(r.body).value("model").toString();
+            const QString model = jsonObject(r.body).value("model").toString();
             QVERIFY2(model == "x-up" || model == "y-up", qPrintable(model));
         }
         QElapsedTimer t;
@@ -333,7 +328,7 @@ void TestReload::requestsRacingReloadsAllSucceed()
     // The last reload (round 5: x) is what serves now.
     const HttpResult last = chat(slp, "alpha");
     QCOMPARE(last.status, 200);
-    QCOMPARE(json(last.body).value("model").toString(), QStringLiteral("x-up"));
+    QCOMPARE(jsonObject(last.body).value("model").toString(), QStringLiteral("x-up"));
     QCOMPARE(slp.stop(), 0);
 }
 

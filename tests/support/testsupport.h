@@ -6,6 +6,7 @@
 #include "command.h"
 #include "deadport.h"
 #include "httpclient.h"
+#include "jsonbody.h"
 #include "mockupstream.h"
 #include "quietwindow.h"
 #include "scriptserver.h"
