@@ -2,9 +2,10 @@
 // Differential fuzzing of the one-pass body scanner against QJsonDocument: the same verdict
 // class (JSON or not, object or not), the same model (present / string / its value), the same
 // stream flag and logprobs flag, a span that decodes to the model, and a splice that changes
-// nothing else. The documented differences (bodyscanner.cpp's header comment, mirrored by
-// tst_body_scanner's knownDifference) are the only disagreements allowed.
+// nothing else. The documented differences (bodyscanner.cpp's header comment; the JSON oracle in
+// tests/support/json, shared with tst_body_scanner) are the only disagreements allowed.
 #include "body/bodyscanner.h"
+#include "jsonoracle.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -16,6 +17,7 @@
 #include <optional>
 
 using namespace slp;
+using namespace slp::test;
 
 namespace {
 
@@ -26,121 +28,6 @@ namespace {
                  body.left(400).toPercentEncoding().constData(), int(ours.verdict),
                  qPrintable(ours.error));
     std::abort();
-}
-
-struct QtVerdict
-{
-    bool valid = false;
-    bool isObject = false;
-    QJsonObject object;
-    QJsonParseError::ParseError error = QJsonParseError::NoError;
-};
-
-// As tst_body_scanner: a top-level scalar is JSON to RFC 8259 but QJsonDocument refuses any
-// non-container, so a scalar is checked wrapped in [ ].
-QtVerdict qtVerdict(const QByteArray &body)
-{
-    QtVerdict v;
-    QJsonParseError err;
-    const QJsonDocument doc = QJsonDocument::fromJson(body, &err);
-    v.error = err.error;
-    if (err.error == QJsonParseError::NoError) {
-        v.valid = true;
-        v.isObject = doc.isObject();
-        v.object = doc.object();
-        return v;
-    }
-    const QByteArray t = body.trimmed();
-    if (!t.startsWith('{') && !t.startsWith('[') && !t.startsWith("\xEF\xBB\xBF")) {
-        QJsonParseError err2;
-        const QJsonDocument wrapped = QJsonDocument::fromJson("[" + body + "]", &err2);
-        if (err2.error == QJsonParseError::NoError && wrapped.array().size() == 1) {
-            v.valid = true;
-            v.error = QJsonParseError::NoError;
-        } else if (err2.error != QJsonParseError::NoError) {
-            v.error = err2.error;
-        }
-    }
-    return v;
-}
-
-// The documented differences; nullptr when the disagreement is not one of them.
-const char *knownDifference(const QByteArray &body, const BodyScan &ours, const QtVerdict &qt)
-{
-    const bool oursValid = ours.verdict != BodyScan::Verdict::NotJson;
-    if (oursValid && !qt.valid) {
-        if (qt.error == QJsonParseError::IllegalNumber)
-            return "number out of double range";
-        if (qt.error == QJsonParseError::DeepNesting)
-            return "nesting 513..1024";
-        return nullptr;
-    }
-    if (!oursValid && qt.valid) {
-        if (ours.error.startsWith(QLatin1String("UTF-8 byte order mark")))
-            return body.startsWith("\xEF\xBB\xBF") ? "leading BOM" : nullptr;
-        if (ours.error.startsWith(QLatin1String("nesting")) ||
-            ours.error.contains(QLatin1String("too deep")))
-            return "nesting 513..1024";
-        static const QRegularExpression atByte(QStringLiteral("at byte (\\d+)"));
-        const auto m = atByte.match(ours.error);
-        if (!m.hasMatch())
-            return nullptr;
-        const qsizetype n = m.captured(1).toLongLong();
-        if (n < 0 || n >= body.size())
-            return nullptr;
-        if (ours.error.startsWith(QLatin1String("control character")))
-            return uchar(body[n]) < 0x20 ? "raw control character in string" : nullptr;
-        if (ours.error.startsWith(QLatin1String("invalid escape"))) {
-            return body[n] == '\\' && n + 1 < body.size() &&
-                           !QByteArrayView("\"\\/bfnrtu").contains(body[n + 1])
-                       ? "unknown escape"
-                       : nullptr;
-        }
-        if (ours.error.startsWith(QLatin1String("invalid number"))) {
-            static const QRegularExpression lax(
-                QStringLiteral("^-?(\\d*)(\\.(\\d*))?([eE][+-]?\\d+)?"));
-            const auto nm = lax.match(QString::fromLatin1(body.mid(n, 65536)));
-            if (nm.hasMatch() && nm.capturedLength(0) > 0 &&
-                (nm.capturedLength(1) == 0 ||
-                 (nm.capturedLength(2) > 0 && nm.capturedLength(3) == 0)))
-                return "number without digits before/after '.'";
-        }
-        return nullptr;
-    }
-    return nullptr;
-}
-
-BodyScan::Stream expectedStream(const QJsonObject &o)
-{
-    if (!o.contains(QLatin1String("stream")))
-        return BodyScan::Stream::Absent;
-    const QJsonValue v = o.value(QLatin1String("stream"));
-    if (v.isBool())
-        return v.toBool() ? BodyScan::Stream::True : BodyScan::Stream::False;
-    return BodyScan::Stream::Other;
-}
-
-bool expectedLogprobs(const QJsonObject &o)
-{
-    for (const char *k : {"logprobs", "top_logprobs", "echo", "prompt_logprobs"}) {
-        const QString key = QLatin1String(k);
-        if (!o.contains(key))
-            continue;
-        const QJsonValue v = o.value(key);
-        if (!v.isNull() && !(v.isBool() && !v.toBool()))
-            return true;
-    }
-    return false;
-}
-
-std::optional<QString> qtDecodeLiteral(const QByteArray &literal)
-{
-    QJsonParseError err;
-    const QJsonDocument doc = QJsonDocument::fromJson("[" + literal + "]", &err);
-    if (err.error != QJsonParseError::NoError || doc.array().size() != 1 ||
-        !doc.array().at(0).isString())
-        return std::nullopt;
-    return doc.array().at(0).toString();
 }
 
 // Duplicate top-level keys: QJsonObject keeps one, so a body with a repeated stream/logprobs key

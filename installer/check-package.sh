@@ -106,6 +106,8 @@ dpkg-deb --contents "$deb_slp"
 expect_files "$deb_slp" /usr/bin/slp /etc/slp/slp.yaml /lib/systemd/system/slp.service \
     /usr/share/man/man1/slp.1.gz /usr/share/doc/slp/copyright \
     /usr/share/doc/slp/changelog.Debian.gz /usr/share/doc/slp/README.md \
+    /usr/share/doc/slp/docs/CONFIG.md /usr/share/doc/slp/docs/OPERATE.md \
+    /usr/share/doc/slp/docs/METRICS.md /usr/share/doc/slp/docs/HTTP.md \
     /usr/share/doc/slp/examples/slp.yaml /usr/share/doc/slp/examples/Caddyfile \
     /usr/share/doc/slp/prometheus/slp.rules.yml /usr/share/doc/slp/prometheus/slp.rules.test.yml
 expect_mode "$deb_slp" /usr/bin/slp -rwxr-xr-x

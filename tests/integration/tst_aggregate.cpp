@@ -21,11 +21,6 @@ HttpResult post(const SlpDaemon &slp, const QByteArray &path, const QByteArray &
     return httpRequest("POST", slp.url() + QString::fromLatin1(path), body, headers, timeoutMs);
 }
 
-QJsonObject json(const HttpResult &r)
-{
-    return QJsonDocument::fromJson(r.body).object();
-}
-
 QJsonObject firstChoice(const QJsonObject &o)
 {
     return o.value("choices").toArray().first().toObject();
@@ -99,7 +94,7 @@ void TestAggregate::timeoutBoundsFirstTokenNotGeneration()
     QCOMPARE(agg.status, 200);
     QVERIFY2(aggMs >= 2000, qPrintable(QStringLiteral("the generation took %1 ms").arg(aggMs)));
     qInfo("aggregate route answered 200 after %lld ms with a 1s timeout", aggMs);
-    const QJsonObject answer = json(agg);
+    const QJsonObject answer = jsonObject(agg);
     QCOMPARE(answer.value("object").toString(), QStringLiteral("chat.completion"));
     QVERIFY(firstChoice(answer).value("message").toObject().value("content").toString().startsWith(
         QStringLiteral("Hello from Up-Model")));
@@ -146,8 +141,8 @@ void TestAggregate::reassembledEqualsNonStreamingAnswer()
     const HttpResult direct = post(m_slp, kChat, "{\"model\":\"plain-ed\"" + question, knobs);
     QCOMPARE(agg.status, 200);
     QCOMPARE(direct.status, 200);
-    const QJsonObject a = json(agg);
-    const QJsonObject d = json(direct);
+    const QJsonObject a = jsonObject(agg);
+    const QJsonObject d = jsonObject(direct);
     QCOMPARE(a.value("object"), d.value("object"));
     QCOMPARE(a.value("model"), d.value("model"));
     const QJsonObject ac = firstChoice(a);
@@ -173,11 +168,11 @@ void TestAggregate::completionsReassembled()
     const HttpResult direct = post(m_slp, "/v1/completions",
                                    R"({"model":"plain-ed","prompt":"Say hello","max_tokens":8})");
     QCOMPARE(agg.status, 200);
-    const QJsonObject a = json(agg);
+    const QJsonObject a = jsonObject(agg);
     QCOMPARE(a.value("object").toString(), QStringLiteral("text_completion"));
-    QCOMPARE(firstChoice(a).value("text"), firstChoice(json(direct)).value("text"));
+    QCOMPARE(firstChoice(a).value("text"), firstChoice(jsonObject(direct)).value("text"));
     QCOMPARE(firstChoice(a).value("finish_reason"),
-             firstChoice(json(direct)).value("finish_reason"));
+             firstChoice(jsonObject(direct)).value("finish_reason"));
 }
 
 void TestAggregate::passThrough_data()
@@ -220,7 +215,7 @@ void TestAggregate::upstreamErrorStatusPassesThrough()
 {
     const HttpResult r = post(m_slp, kChat, R"({"model":"agg"})", {{"X-Mock-Status", "400"}});
     QCOMPARE(r.status, 400);
-    const QJsonObject error = json(r).value("error").toObject();
+    const QJsonObject error = jsonObject(r).value("error").toObject();
     QVERIFY2(!error.isEmpty(), r.body.constData());
     QVERIFY(r.header("x-request-id").startsWith("gdqz"));
 }
@@ -230,7 +225,7 @@ void TestAggregate::backendIgnoringStreamPassesThrough()
     const HttpResult r = post(m_slp, kChat, R"({"model":"agg"})", {{"X-Mock-Ignore-Stream", "1"}});
     QCOMPARE(r.status, 200);
     QVERIFY(r.header("content-type").startsWith("application/json"));
-    QCOMPARE(json(r).value("object").toString(), QStringLiteral("chat.completion"));
+    QCOMPARE(jsonObject(r).value("object").toString(), QStringLiteral("chat.completion"));
 }
 
 void TestAggregate::inBandErrorIs502WithUpstreamObject()
@@ -238,7 +233,7 @@ void TestAggregate::inBandErrorIs502WithUpstreamObject()
     const HttpResult r =
         post(m_slp, kChat, R"({"model":"agg"})", {{"X-Mock-Stream-Error-After", "3"}});
     QCOMPARE(r.status, 502);
-    const QJsonObject error = json(r).value("error").toObject();
+    const QJsonObject error = jsonObject(r).value("error").toObject();
     QCOMPARE(error.value("message").toString(), QStringLiteral("mock in-band error"));
     QVERIFY(
         m_slp
@@ -254,7 +249,7 @@ void TestAggregate::streamEndingBeforeDoneIs502()
          {HeaderList{{"X-Mock-No-Done", "1"}}, HeaderList{{"X-Mock-Drop-After", "3"}}}) {
         const HttpResult r = post(m_slp, kChat, R"({"model":"agg"})", knob);
         QCOMPARE(r.status, 502); // never a truncated 200
-        const QString message = json(r).value("error").toObject().value("message").toString();
+        const QString message = jsonObject(r).value("error").toObject().value("message").toString();
         QVERIFY2(message.startsWith(QStringLiteral("upstream stream ended before completion")),
                  r.body.constData());
     }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Debian's Caddy in front of the real `slp` (README "Install and operate"; resources/caddy/):
+// Debian's Caddy in front of the real `slp` (docs/OPERATE.md; resources/caddy/):
 // `tls internal` on 127.0.0.1, HTTP/2 to the client, `reverse_proxy` with `flush_interval -1`.
 // A streamed answer arrives over HTTP/2 piece by piece, and so do the ": keep-alive" comments
 // of an sse_keepalive route during a silence (the events unchanged); errors SLP answers keep SLP's
@@ -38,11 +38,6 @@ quint16 freePort()
     if (!s.listen(QHostAddress::LocalHost, 0))
         return 0;
     return s.serverPort();
-}
-
-QJsonObject json(const QByteArray &bytes)
-{
-    return QJsonDocument::fromJson(bytes).object();
 }
 
 // The value of header `name` in a curl -D dump (the last response head in it), or empty.
@@ -388,7 +383,7 @@ void TestCaddy::errorsKeepSlpRequestId()
     QCOMPARE(notFound.status, 404);
     const QString id404 = QString::fromLatin1(dumpedHeader(notFound.head, "x-request-id"));
     QVERIFY2(kSlpId.match(id404).hasMatch(), notFound.head.constData());
-    QCOMPARE(json(notFound.body).value("error").toObject().value("code").toString(),
+    QCOMPARE(jsonObject(notFound.body).value("error").toObject().value("code").toString(),
              QStringLiteral("model_not_found"));
     // 502 from an unreachable backend: the message names the same id as the header, and
     // slp's log line starts with it.
@@ -399,7 +394,7 @@ void TestCaddy::errorsKeepSlpRequestId()
     QCOMPARE(failed.status, 502);
     const QString id502 = QString::fromLatin1(dumpedHeader(failed.head, "x-request-id"));
     QVERIFY2(kSlpId.match(id502).hasMatch(), failed.head.constData());
-    QVERIFY2(json(failed.body)
+    QVERIFY2(jsonObject(failed.body)
                  .value("error")
                  .toObject()
                  .value("message")
@@ -442,7 +437,7 @@ void TestCaddy::twoInstancesOneKilled()
     for (int i = 0; i < 10; ++i) {
         const CurlResult r = curl(url, body);
         QVERIFY2(r.status == 200, qPrintable(r.head + r.body + r.command.stdErr + logs()));
-        QCOMPARE(json(r.body).value("model").toString(), QStringLiteral("alpha"));
+        QCOMPARE(jsonObject(r.body).value("model").toString(), QStringLiteral("alpha"));
         ++after[servedBy(r)];
     }
     qInfo() << "after the kill:" << after << "in" << t.elapsed() << "ms";

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The `slp` command line, run as a real process (README "Running it"): usage errors
+// The `slp` command line, run as a real process (docs/OPERATE.md "The command line"): usage errors
 // exit 2 without serving, --version/--help print to stdout, --check compiles and prints the
 // route table without contacting anything, config errors are all reported, overrides work.
 #include "testsupport.h"
@@ -14,21 +14,6 @@
 using namespace slp::test;
 
 namespace {
-
-// A loopback port nobody listens on, held for as long as this object lives: bound without
-// SO_REUSEADDR (so the OS hands it to no other socket, not even a parallel test's port-0 pick)
-// and not listening (so connections to it are refused).
-class DeadPort
-{
-public:
-    DeadPort() { m_socket.bind(QHostAddress::LocalHost, 0, QAbstractSocket::DontShareAddress); }
-    quint16 port() const { return m_socket.localPort(); }
-    QString url() const { return QStringLiteral("http://127.0.0.1:%1").arg(port()); }
-    void release() { m_socket.close(); }
-
-private:
-    QTcpSocket m_socket;
-};
 
 bool canConnect(quint16 port)
 {
@@ -276,7 +261,7 @@ void TestCli::checkContactsNothing()
     QCOMPARE(lines[1].simplified(),
              QStringLiteral("alpha-ed -> %1 (follows alpha)").arg(mock.url()));
     QVERIFY2(lines.contains(QStringLiteral("upstream_transport: qnam")), r.stdOut.constData());
-    pumpEvents(300);
+    pumpEvents(kQuietWindowMs);
     QCOMPARE(mock.requests().size(), 0); // not even a discovery probe
     QVERIFY(!canConnect(port));
 }
@@ -375,7 +360,7 @@ void TestCli::logRequestsFlag()
         SlpDaemon slp;
         QVERIFY2(slp.start(yaml), qPrintable(slp.errorString()));
         QCOMPARE(httpRequest("POST", slp.url() + "/v1/chat/completions", body).status, 200);
-        pumpEvents(300);
+        pumpEvents(kQuietWindowMs);
         QCOMPARE(slp.countLog(QRegularExpression("POST /v1/chat/completions")), 0);
         slp.stop();
     }

@@ -77,6 +77,19 @@ QString discoveryOf(SlpDaemon &slp, const QString &id)
     return debugEntry(slp, id).value("discovery").toString();
 }
 
+// Where most tests start: a mock serving "Name-1" and an slp with route `alpha` in front of
+// it, discovered. Empty when ready, else what went wrong.
+QString startDiscovered(MockUpstream &mock, SlpDaemon &slp)
+{
+    if (!mock.start({"Name-1"}))
+        return mock.errorString();
+    if (!slp.start(oneBackend(mock.url())))
+        return slp.errorString();
+    if (!QTest::qWaitFor([&] { return discoveryOf(slp, "alpha") == "discovered"; }, kSettleMs))
+        return QStringLiteral("alpha was not discovered:\n") + slp.stderrText();
+    return {};
+}
+
 slp::PromParseResult scrape(SlpDaemon &slp)
 {
     const HttpResult r = httpRequest("GET", slp.url() + "/metrics");
@@ -112,19 +125,6 @@ qint64 lastSeq(MockUpstream &mock)
     return seq;
 }
 
-int countProbes(MockUpstream &mock)
-{
-    int n = 0;
-    for (const QJsonValue &v : mock.requests()) {
-        const QJsonObject o = v.toObject();
-        n += o.value("method").toString() == "GET" &&
-                     o.value("target").toString().startsWith("/v1/models")
-                 ? 1
-                 : 0;
-    }
-    return n;
-}
-
 // Sends a chat request for `model` through slp and returns the body `mock` received for it.
 // (The mock may answer 404 for a name it does not serve: what matters is what it was sent.)
 QByteArray forwardedBody(SlpDaemon &slp, MockUpstream &mock, const QString &model,
@@ -149,21 +149,6 @@ QByteArray forwardedBody(SlpDaemon &slp, MockUpstream &mock, const QString &mode
         5000);
     return found.isEmpty() ? QByteArray("<nothing reached the mock>") : MockUpstream::body(found);
 }
-
-// A loopback port nobody listens on, held for as long as this object lives: bound without
-// SO_REUSEADDR (so the OS hands it to no other socket, not even a parallel test's port-0 pick)
-// and not listening (so connections to it are refused).
-class DeadPort
-{
-public:
-    DeadPort() { m_socket.bind(QHostAddress::LocalHost, 0, QAbstractSocket::DontShareAddress); }
-    quint16 port() const { return m_socket.localPort(); }
-    QString url() const { return QStringLiteral("http://127.0.0.1:%1").arg(port()); }
-    void release() { m_socket.close(); }
-
-private:
-    QTcpSocket m_socket;
-};
 
 } // namespace
 
@@ -284,11 +269,9 @@ void TestDiscovery::backendDownAtStartThenUp()
 void TestDiscovery::renameFollowed()
 {
     MockUpstream mock;
-    QVERIFY2(mock.start({"Name-1"}), qPrintable(mock.errorString()));
     SlpDaemon slp;
-    QVERIFY2(slp.start(oneBackend(mock.url())), qPrintable(slp.errorString()));
-    QVERIFY2(QTest::qWaitFor([&] { return discoveryOf(slp, "alpha") == "discovered"; }, kSettleMs),
-             qPrintable(slp.stderrText()));
+    const QString notReady = startDiscovered(mock, slp);
+    QVERIFY2(notReady.isEmpty(), qPrintable(notReady));
     QCOMPARE(forwardedBody(slp, mock, "alpha"), chatBody("Name-1"));
 
     const auto mark = slp.mark();
@@ -312,18 +295,17 @@ void TestDiscovery::renameFollowed()
     QCOMPARE(countSeries(slp, "slp_upstream_model_info", {{"model_id", "alpha"}}), 1);
 
     // Stable name: rechecks do not count changes.
-    pumpEvents(800);
+    const int probes = mock.modelProbes();
+    QTRY_VERIFY_WITH_TIMEOUT(mock.modelProbes() >= probes + 2, kSettleMs);
     QCOMPARE(metric(slp, "slp_upstream_model_changes_total", {{"model_id", "alpha"}}), 1.0);
 }
 
 void TestDiscovery::twoModelsKeepLastNameThenRecover()
 {
     MockUpstream mock;
-    QVERIFY2(mock.start({"Name-1"}), qPrintable(mock.errorString()));
     SlpDaemon slp;
-    QVERIFY2(slp.start(oneBackend(mock.url())), qPrintable(slp.errorString()));
-    QVERIFY2(QTest::qWaitFor([&] { return discoveryOf(slp, "alpha") == "discovered"; }, kSettleMs),
-             qPrintable(slp.stderrText()));
+    const QString notReady = startDiscovered(mock, slp);
+    QVERIFY2(notReady.isEmpty(), qPrintable(notReady));
 
     auto mark = slp.mark();
     QVERIFY(mock.setModels({"model-a", "model-b"}));
@@ -370,8 +352,11 @@ void TestDiscovery::twoModelsKeepLastNameThenRecover()
     QCOMPARE(e.value("last_probe").toString(), QStringLiteral("ok"));
     QCOMPARE(e.value("upstream_model").toString(), QStringLiteral("Name-1"));
     QVERIFY(metric(slp, "slp_upstream_model_changes_total", {{"model_id", "alpha"}}) <= 0);
-    pumpEvents(500);
-    QCOMPARE(slp.countLog(containing("discovery: WARNING"), slp.mark()), 0);
+    // Two more good probes, and no warning among them.
+    const auto okMark = slp.mark();
+    const int probes = mock.modelProbes();
+    QTRY_VERIFY_WITH_TIMEOUT(mock.modelProbes() >= probes + 2, kSettleMs);
+    QCOMPARE(slp.countLog(containing("discovery: WARNING"), okMark), 0);
 }
 
 void TestDiscovery::ambiguousBeforeAnyName()
@@ -403,11 +388,9 @@ void TestDiscovery::ambiguousBeforeAnyName()
 void TestDiscovery::zeroModelsIsAmbiguous()
 {
     MockUpstream mock;
-    QVERIFY2(mock.start({"Name-1"}), qPrintable(mock.errorString()));
     SlpDaemon slp;
-    QVERIFY2(slp.start(oneBackend(mock.url())), qPrintable(slp.errorString()));
-    QVERIFY2(QTest::qWaitFor([&] { return discoveryOf(slp, "alpha") == "discovered"; }, kSettleMs),
-             qPrintable(slp.stderrText()));
+    const QString notReady = startDiscovered(mock, slp);
+    QVERIFY2(notReady.isEmpty(), qPrintable(notReady));
     const auto mark = slp.mark();
     QVERIFY(mock.setModels({})); // serves no model (and the mock then accepts any)
     const QString warning = QStringLiteral(
@@ -429,11 +412,9 @@ void TestDiscovery::zeroModelsIsAmbiguous()
 void TestDiscovery::unparseableCatalogAndHttpErrorKeepName()
 {
     MockUpstream mock;
-    QVERIFY2(mock.start({"Name-1"}), qPrintable(mock.errorString()));
     SlpDaemon slp;
-    QVERIFY2(slp.start(oneBackend(mock.url())), qPrintable(slp.errorString()));
-    QVERIFY2(QTest::qWaitFor([&] { return discoveryOf(slp, "alpha") == "discovered"; }, kSettleMs),
-             qPrintable(slp.stderrText()));
+    const QString notReady = startDiscovered(mock, slp);
+    QVERIFY2(notReady.isEmpty(), qPrintable(notReady));
 
     // 200 with a body that is not a model list.
     auto mark = slp.mark();
@@ -512,9 +493,9 @@ void TestDiscovery::pinnedAndEditionsNeverProbed()
 
     QVERIFY2(QTest::qWaitFor([&] { return discoveryOf(slp, "disc") == "discovered"; }, kSettleMs),
              qPrintable(slp.stderrText()));
-    pumpEvents(1200);
-    QVERIFY2(countProbes(disc) >= 3, "discovery was running (recheck every 300 ms)");
-    QCOMPARE(countProbes(other), 0);
+    // Discovery runs (recheck every 300 ms) and never probes the other mock.
+    QTRY_VERIFY_WITH_TIMEOUT(disc.modelProbes() >= 3, kSettleMs);
+    QCOMPARE(other.modelProbes(), 0);
 
     const QStringList ids{"disc", "pin", "disc-ed", "pin-ed", "disc-fx", "pin-fx"};
     const QStringList states{"discovered",  "pinned",     "passthrough",
@@ -540,7 +521,7 @@ void TestDiscovery::pinnedAndEditionsNeverProbed()
     // Requests on those routes reach `other` as POSTs, never as probes.
     QCOMPARE(forwardedBody(slp, other, "pin"), chatBody("Pinned-1"));
     QCOMPARE(forwardedBody(slp, other, "pin-ed"), chatBody("pin-ed"));
-    QCOMPARE(countProbes(other), 0);
+    QCOMPARE(other.modelProbes(), 0);
 }
 
 void TestDiscovery::editionFollowsBackendName()
@@ -602,7 +583,7 @@ void TestDiscovery::editionFollowsBackendName()
                     {{"model_id", "alpha-edited"}, {"upstream_model", "Name-2"}}),
              1.0);
     QCOMPARE(countSeries(slp, "slp_upstream_model_info", {{"upstream_model", "Name-1"}}), 0);
-    QCOMPARE(countProbes(copydesk), 0);
+    QCOMPARE(copydesk.modelProbes(), 0);
 }
 
 void TestDiscovery::slowProbeNeverDelaysRequests()
@@ -613,7 +594,7 @@ void TestDiscovery::slowProbeNeverDelaysRequests()
     SlpDaemon slp;
     // A long probe budget so the first probe really hangs for the mock's 3 s.
     QVERIFY2(slp.start(oneBackend(mock.url(), 10000)), qPrintable(slp.errorString()));
-    QVERIFY2(QTest::qWaitFor([&] { return countProbes(mock) >= 1; }, 5000), "no probe arrived");
+    QVERIFY2(QTest::qWaitFor([&] { return mock.modelProbes() >= 1; }, 5000), "no probe arrived");
     QElapsedTimer sinceProbe;
     sinceProbe.start();
 
@@ -703,7 +684,7 @@ void TestDiscovery::probeCountsByResult()
             total += s.value;
         }
     }
-    const int seen = countProbes(mock);
+    const int seen = mock.modelProbes();
     QVERIFY2(total >= seen - 1 && total <= seen,
              qPrintable(QStringLiteral("counted %1, mock saw %2").arg(total).arg(seen)));
     QCOMPARE(p.families.value("slp_discovery_probes_total").type, QStringLiteral("counter"));

@@ -21,6 +21,7 @@
 #include <memory>
 
 using namespace slp::test;
+using slp::wire::headerValues;
 
 namespace {
 
@@ -30,16 +31,6 @@ const QRegularExpression SlpIdRe(QStringLiteral("^slpq[0-9a-f]{24}$"));
 // The pinned upstream names of the routes in the config below.
 const QByteArray RenamedUpstream = "Upstream/Model-A";
 const QString QuotedPin = QStringLiteral(R"(say "hi"\now)");
-
-QList<QByteArray> valuesOf(const HeaderList &headers, QByteArrayView name)
-{
-    QList<QByteArray> out;
-    for (const auto &h : headers) {
-        if (h.first.compare(name, Qt::CaseInsensitive) == 0)
-            out << h.second;
-    }
-    return out;
-}
 
 // What the upstream should see as Accept-Encoding when the client sent `sent` (empty: none).
 QList<QByteArray> expectedAcceptEncoding(const QByteArray &sent)
@@ -322,7 +313,7 @@ void TestForwardBytes::renameSplicesOnlyModelBytes()
     QCOMPARE(rec.value("body_size").toInteger(), qint64(expected.size()));
     QCOMPARE(rec.value("chunked").toBool(), false);
     const HeaderList headers = MockUpstream::headers(rec);
-    QCOMPARE(valuesOf(headers, "content-length"),
+    QCOMPARE(headerValues(headers, "content-length"),
              QList<QByteArray>{QByteArray::number(expected.size())});
 }
 
@@ -527,12 +518,12 @@ void TestForwardBytes::requestHeaders()
         QVERIFY2(!hasHeader(got, name),
                  qPrintable(QStringLiteral("%1 forwarded: %2").arg(name, all)));
     // The upstream hop may have its own Connection header, never the client's tokens.
-    for (const QByteArray &v : valuesOf(got, "connection")) {
+    for (const QByteArray &v : headerValues(got, "connection")) {
         QVERIFY2(!v.toLower().contains("close") && !v.toLower().contains("x-secret"),
                  qPrintable(all));
     }
     // Host is the upstream's own authority.
-    QCOMPARE(valuesOf(got, "host"),
+    QCOMPARE(headerValues(got, "host"),
              QList<QByteArray>{"127.0.0.1:" + QByteArray::number(m_mock.port())});
     // The client's id is never forwarded (nor adopted).
     QVERIFY2(!hasHeader(got, "x-request-id"), qPrintable(all));
@@ -540,12 +531,13 @@ void TestForwardBytes::requestHeaders()
     // End-to-end headers pass unchanged.
     for (const char *name : {"content-type", "authorization", "accept-encoding", "user-agent",
                              "openai-organization", "x-custom"}) {
-        QCOMPARE(valuesOf(got, name), valuesOf(sent, name));
+        QCOMPARE(headerValues(got, name), headerValues(sent, name));
     }
-    QCOMPARE(valuesOf(got, "x-forwarded-for"), QList<QByteArray>{"1.2.3.4, 127.0.0.1"});
-    QCOMPARE(valuesOf(got, "x-forwarded-proto"), QList<QByteArray>{"http"});
-    QCOMPARE(valuesOf(got, "x-forwarded-host"), QList<QByteArray>{inboundHost});
-    QCOMPARE(valuesOf(got, "content-length"), QList<QByteArray>{QByteArray::number(body.size())});
+    QCOMPARE(headerValues(got, "x-forwarded-for"), QList<QByteArray>{"1.2.3.4, 127.0.0.1"});
+    QCOMPARE(headerValues(got, "x-forwarded-proto"), QList<QByteArray>{"http"});
+    QCOMPARE(headerValues(got, "x-forwarded-host"), QList<QByteArray>{inboundHost});
+    QCOMPARE(headerValues(got, "content-length"),
+             QList<QByteArray>{QByteArray::number(body.size())});
     // The end-to-end headers keep their relative order.
     QList<QByteArray> order;
     for (const auto &h : got) {
@@ -570,10 +562,10 @@ void TestForwardBytes::forwardedHeadersPassThrough()
     QVERIFY2(r.ok(), qPrintable(r.error));
     QCOMPARE(r.status, 200);
     const HeaderList got = MockUpstream::headers(onlyRecorded());
-    QCOMPARE(valuesOf(got, "x-forwarded-proto"), QList<QByteArray>{"https"});
-    QCOMPARE(valuesOf(got, "x-forwarded-host"), QList<QByteArray>{"api.example.com"});
+    QCOMPARE(headerValues(got, "x-forwarded-proto"), QList<QByteArray>{"https"});
+    QCOMPARE(headerValues(got, "x-forwarded-host"), QList<QByteArray>{"api.example.com"});
     // Without one, the client's address starts the list.
-    QCOMPARE(valuesOf(got, "x-forwarded-for"), QList<QByteArray>{"127.0.0.1"});
+    QCOMPARE(headerValues(got, "x-forwarded-for"), QList<QByteArray>{"127.0.0.1"});
 }
 
 void TestForwardBytes::acceptEncodingIdentityWhenAbsent()
@@ -584,9 +576,9 @@ void TestForwardBytes::acceptEncodingIdentityWhenAbsent()
     const HeaderList got = MockUpstream::headers(onlyRecorded());
     // Never a gzip the client did not ask for: QNAM would add one and then silently inflate,
     // so the qnam transport says "identity"; the socket transport adds nothing at all.
-    QCOMPARE(valuesOf(got, "accept-encoding"), expectedAcceptEncoding({}));
+    QCOMPARE(headerValues(got, "accept-encoding"), expectedAcceptEncoding({}));
     // No Host from the client's request line is invented either: it is the inbound Host.
-    QCOMPARE(valuesOf(got, "x-forwarded-host"),
+    QCOMPARE(headerValues(got, "x-forwarded-host"),
              QList<QByteArray>{"127.0.0.1:" + QByteArray::number(m_slp.port())});
 }
 
@@ -671,7 +663,7 @@ void TestForwardBytes::repeatedRequestHeadersKeptApart()
         httpRequest("POST", m_slp.url() + "/v1/chat/completions", R"({"model":"same-id"})", sent);
     QVERIFY2(r.ok(), qPrintable(r.error));
     const HeaderList got = MockUpstream::headers(onlyRecorded());
-    QCOMPARE(valuesOf(got, "x-dup"), (QList<QByteArray>{"one", "two"}));
+    QCOMPARE(headerValues(got, "x-dup"), (QList<QByteArray>{"one", "two"}));
 }
 
 void TestForwardBytes::requestIdOnLocalAnswers()
@@ -719,7 +711,7 @@ void TestForwardBytes::gzipPassesThrough()
     QCOMPARE(r.body, direct.body);
     QCOMPARE(r.header("content-length"), QByteArray::number(direct.body.size()));
     const HeaderList got = MockUpstream::headers(onlyRecorded());
-    QCOMPARE(valuesOf(got, "accept-encoding"), expectedAcceptEncoding(acceptEncoding));
+    QCOMPARE(headerValues(got, "accept-encoding"), expectedAcceptEncoding(acceptEncoding));
 }
 
 void TestForwardBytes::echoRoundTrip()

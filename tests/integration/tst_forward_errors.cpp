@@ -10,7 +10,6 @@
 #include <QJsonObject>
 #include <QRegularExpression>
 #include <QSet>
-#include <QTcpServer>
 #include <QtTest>
 
 using namespace slp::test;
@@ -69,17 +68,6 @@ QByteArray post(QByteArrayView extraHeaders, QByteArrayView body)
            extraHeaders.toByteArray() + "\r\n" + body.toByteArray();
 }
 
-// A port nothing listens on: bind one, then let it go.
-quint16 closedPort()
-{
-    QTcpServer server;
-    if (!server.listen(QHostAddress::LocalHost, 0))
-        return 0;
-    const quint16 port = server.serverPort();
-    server.close();
-    return port;
-}
-
 // The failure line of one attempt: `[ID] Attempt N/M for model M failed: POST "URL": detail`
 // (a leading timestamp allowed).
 QRegularExpression attemptLine(const QString &id, int n, int of, const QString &model, quint16 port)
@@ -135,6 +123,7 @@ private:
 
     MockUpstream m_mock;
     SlpDaemon m_slp;
+    DeadPort m_deadPort; // held for the whole suite: connections to it are refused
     quint16 m_closedPort = 0;
     // What was sent, for the metrics check.
     int m_sent400 = 0;
@@ -147,7 +136,7 @@ void TestForwardErrors::initTestCase()
     QVERIFY2(!SlpDaemon::binary().isEmpty(), "set SLP_BIN");
     QVERIFY2(!MockUpstream::binary().isEmpty(), "set SLP_MOCK_BIN");
     QVERIFY2(m_mock.start(), qPrintable(m_mock.errorString()));
-    m_closedPort = closedPort();
+    m_closedPort = m_deadPort.port();
     QVERIFY(m_closedPort > 0);
     // All pinned: no discovery probe ever reaches the mock or the closed port.
     const QString config = QStringLiteral(R"(max_body_bytes: 1KiB
@@ -518,7 +507,8 @@ void TestForwardErrors::resetBeforeHeadWithRetry()
     QCOMPARE(errorObject(r).value("message").toString(),
              QStringLiteral("upstream request failed (request id: %1)").arg(id));
     // retry: true means one re-dial: the upstream saw the request exactly twice.
-    pumpEvents(300);
+    QTRY_VERIFY_WITH_TIMEOUT(m_mock.requests().size() >= 2, 5000);
+    pumpEvents(kQuietWindowMs); // and no third
     const QJsonArray got = m_mock.requests();
     QVERIFY2(got.size() == 2, qPrintable(QStringLiteral("upstream saw %1 request(s); log:\n%2")
                                              .arg(got.size())
@@ -543,7 +533,8 @@ void TestForwardErrors::resetBeforeHeadWithoutRetry()
     QVERIFY2(r.ok(), qPrintable(r.error));
     const QString problem = errorShapeProblem(r, 502);
     QVERIFY2(problem.isEmpty(), qPrintable(problem));
-    pumpEvents(300);
+    QTRY_VERIFY_WITH_TIMEOUT(m_mock.requests().size() >= 1, 5000);
+    pumpEvents(kQuietWindowMs); // and no second
     const QJsonArray got = m_mock.requests();
     QVERIFY2(got.size() == 1,
              qPrintable(QStringLiteral("upstream saw %1 request(s)").arg(got.size())));

@@ -25,11 +25,6 @@ const QString ModelId = QStringLiteral("stream-a");
 const QByteArray StreamBody =
     R"({"model":"stream-a","stream":true,"messages":[{"role":"user","content":"hi"}]})";
 
-QJsonObject jsonObject(const QByteArray &bytes)
-{
-    return QJsonDocument::fromJson(bytes).object();
-}
-
 // VmRSS of a process in KiB, or -1 when it cannot be read.
 qint64 rssKb(qint64 pid)
 {

@@ -25,11 +25,6 @@ namespace {
 
 const QRegularExpression SlpIdRe(QStringLiteral("^slpq[0-9a-f]{24}$"));
 
-QJsonObject jsonObject(const QByteArray &bytes)
-{
-    return QJsonDocument::fromJson(bytes).object();
-}
-
 QByteArray chatBody(const QString &model, bool stream)
 {
     return QStringLiteral(
@@ -414,8 +409,8 @@ void TestForwardTiming::noRetryAfterTimeout()
                                           "out after 1s: ")
                                .arg(id)),
                        mark) == 1);
-    // A re-dial would follow the timeout at once; give it ample time to show up.
-    pumpEvents(1500);
+    // A re-dial would follow the timeout at once: none comes within the quiet window.
+    pumpEvents(kQuietWindowMs);
     const QJsonArray recs = m_mock.requests(since);
     qInfo() << "upstream requests recorded:" << recs.size();
     QCOMPARE(recs.size(), 1);

@@ -5,6 +5,7 @@
 // byte of one request is ever run as another. Limits are shrunk so each case is quick:
 // header_timeout 1s, idle_timeout 1s (the body deadline), max_header_bytes 8KiB,
 // max_body_bytes 64KiB.
+#include "clientedge.h"
 #include "testsupport.h"
 
 #include <QElapsedTimer>
@@ -81,18 +82,7 @@ private:
 void TestFrontEdge::initTestCase()
 {
     QVERIFY2(m_mock.start(), qPrintable(m_mock.errorString()));
-    const QString config = QStringLiteral(R"(header_timeout: 1s
-idle_timeout: 1s
-max_header_bytes: 8KiB
-max_body_bytes: 64KiB
-backends:
-  - name: good
-    url: %1
-    model: good-upstream
-    timeout: 20s
-)")
-                               .arg(m_mock.url());
-    QVERIFY2(m_slp.start(config), qPrintable(m_slp.errorString()));
+    QVERIFY2(m_slp.start(clientEdgeConfig(m_mock.url())), qPrintable(m_slp.errorString()));
 }
 
 void TestFrontEdge::init()

@@ -14,11 +14,6 @@ namespace {
 
 const QRegularExpression RequestIdRe(QStringLiteral("^gdqz[0-9a-f]{24}$"));
 
-QJsonObject jsonObject(const QByteArray &bytes)
-{
-    return QJsonDocument::fromJson(bytes).object();
-}
-
 } // namespace
 
 class TestMockUpstream : public QObject

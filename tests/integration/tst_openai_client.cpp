@@ -8,7 +8,6 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QTcpServer>
 #include <QtTest>
 
 using namespace slp::test;
@@ -23,6 +22,7 @@ private Q_SLOTS:
 private:
     MockUpstream m_mock;
     SlpDaemon m_slp;
+    DeadPort m_deadPort; // held for the whole suite: connections to it are refused
     quint16 m_closedPort = 0;
 };
 
@@ -33,11 +33,7 @@ void TestOpenAiClient::initTestCase()
              "the openai npm package is missing: run scripts/install-deps.sh (npm install in "
              "tests/node)");
     QVERIFY2(m_mock.start({QStringLiteral("Qwen3-8B-AWQ")}), qPrintable(m_mock.errorString()));
-    {
-        QTcpServer probe; // a port that was free a moment ago and now refuses
-        QVERIFY(probe.listen(QHostAddress::LocalHost, 0));
-        m_closedPort = probe.serverPort();
-    }
+    m_closedPort = m_deadPort.port();
     const QString config = QStringLiteral(R"(
 backends:
   - name: qwen

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// SIGHUP reload against the real `slp` and mock vLLM upstreams (README "Running it",
-// "Config": SIGHUP reloads): a config that fails to compile is logged with its errors and the
-// old table keeps serving; a good one replaces the table between requests (a new route
-// answers, a removed one is 404); a request in flight finishes on the route it started on;
-// requests racing reloads all succeed on one table or the other; discovery state survives for
-// a backend whose name and url did not change (no "pending" flash, no new probe) and starts
-// afresh for one whose url changed.
+// SIGHUP reload against the real `slp` and mock vLLM upstreams (docs/OPERATE.md "Reload, drain and
+// logs", "Config": SIGHUP reloads): a config that fails to compile is logged with its errors and
+// the old table keeps serving; a good one replaces the table between requests (a new route answers,
+// a removed one is 404); a request in flight finishes on the route it started on; requests racing
+// reloads all succeed on one table or the other; discovery state survives for a backend whose name
+// and url did not change (no "pending" flash, no new probe) and starts afresh for one whose url
+// changed.
 #include "testsupport.h"
 
 #include <QElapsedTimer>
@@ -37,16 +37,11 @@ HttpResult chat(SlpDaemon &slp, const QString &model, const HeaderList &headers 
     return httpRequest("POST", slp.url() + "/v1/chat/completions", chatBody(model), h);
 }
 
-QJsonObject json(const QByteArray &bytes)
-{
-    return QJsonDocument::fromJson(bytes).object();
-}
-
 QStringList catalogIds(SlpDaemon &slp)
 {
     QStringList ids;
     const HttpResult r = httpRequest("GET", slp.url() + "/v1/models");
-    for (const QJsonValue &v : json(r.body).value("data").toArray())
+    for (const QJsonValue &v : jsonObject(r.body).value("data").toArray())
         ids << v.toObject().value("id").toString();
     return ids;
 }
@@ -54,7 +49,7 @@ QStringList catalogIds(SlpDaemon &slp)
 QJsonObject debugEntry(SlpDaemon &slp, const QString &id)
 {
     const HttpResult r = httpRequest("GET", slp.url() + "/v1/models?debug");
-    for (const QJsonValue &v : json(r.body).value("data").toArray()) {
+    for (const QJsonValue &v : jsonObject(r.body).value("data").toArray()) {
         if (v.toObject().value("id").toString() == id)
             return v.toObject();
     }
@@ -78,19 +73,6 @@ QJsonObject waitForDiscovery(SlpDaemon &slp, const QString &id, const QString &s
     return e;
 }
 
-int countProbes(MockUpstream &mock)
-{
-    int n = 0;
-    for (const QJsonValue &v : mock.requests()) {
-        const QJsonObject o = v.toObject();
-        n += o.value("method").toString() == "GET" &&
-                     o.value("target").toString().startsWith("/v1/models")
-                 ? 1
-                 : 0;
-    }
-    return n;
-}
-
 // The model names of the chat requests the mock has seen (in order).
 QStringList chatModels(MockUpstream &mock)
 {
@@ -98,7 +80,7 @@ QStringList chatModels(MockUpstream &mock)
     for (const QJsonValue &v : mock.requests()) {
         const QJsonObject o = v.toObject();
         if (o.value("method").toString() == "POST")
-            names << json(MockUpstream::body(o)).value("model").toString();
+            names << jsonObject(MockUpstream::body(o)).value("model").toString();
     }
     return names;
 }
@@ -114,7 +96,7 @@ QString streamContent(const QByteArray &body)
     QString out;
     for (const QByteArray &data : sseData(body)) {
         const QJsonObject delta =
-            json(data).value("choices").toArray().at(0).toObject().value("delta").toObject();
+            jsonObject(data).value("choices").toArray().at(0).toObject().value("delta").toObject();
         out += delta.value("content").toString();
     }
     return out;
@@ -223,8 +205,7 @@ void TestReload::badConfigIsLoggedAndOldTableServes()
     // Each error on its own line, with the file and its line number.
     const QRegularExpression errorLine(QStringLiteral("reload: .*slp\\.yaml:\\d+"));
     QVERIFY2(slp.waitForLog(errorLine, kSettleMs, from).hasMatch(), qPrintable(log(slp)));
-    pumpEvents(100);
-    QVERIFY2(slp.countLog(errorLine, from) >= 2, qPrintable(log(slp)));
+    QTRY_VERIFY2_WITH_TIMEOUT(slp.countLog(errorLine, from) >= 2, qPrintable(log(slp)), kSettleMs);
     QVERIFY2(slp.countLog(containing("bogus_key"), from) >= 1, qPrintable(log(slp)));
 
     // Still the old table, and still running.
@@ -232,7 +213,7 @@ void TestReload::badConfigIsLoggedAndOldTableServes()
     QCOMPARE(catalogIds(slp), QStringList{"alpha"});
     const HttpResult r = chat(slp, "alpha");
     QCOMPARE(r.status, 200);
-    QCOMPARE(json(r.body).value("model").toString(), QStringLiteral("alpha-up"));
+    QCOMPARE(jsonObject(r.body).value("model").toString(), QStringLiteral("alpha-up"));
     QCOMPARE(chat(slp, "beta").status, 404);
     QCOMPARE(slp.stop(), 0);
 }
@@ -257,14 +238,14 @@ void TestReload::goodConfigReplacesTable()
     const qint64 bSeen = chatModels(m_b).size();
     const HttpResult beta = chat(slp, "beta");
     QCOMPARE(beta.status, 200);
-    QCOMPARE(json(beta.body).value("model").toString(), QStringLiteral("beta-up"));
+    QCOMPARE(jsonObject(beta.body).value("model").toString(), QStringLiteral("beta-up"));
     QVERIFY(beta.header("X-Request-Id").startsWith("bbbb")); // mock b answered
     QCOMPARE(chatModels(m_b).size(), bSeen + 1);
     QCOMPARE(chat(slp, "gamma").status, 200);
 
     const HttpResult gone = chat(slp, "alpha");
     QCOMPARE(gone.status, 404);
-    QCOMPARE(json(gone.body).value("error").toObject().value("code").toString(),
+    QCOMPARE(jsonObject(gone.body).value("error").toObject().value("code").toString(),
              QStringLiteral("model_not_found"));
     QVERIFY(gone.header("X-Request-Id").startsWith("slpq"));
     QCOMPARE(slp.stop(), 0);
@@ -292,7 +273,7 @@ void TestReload::inFlightStreamFinishesOnItsRoute()
              qPrintable(log(slp)));
     const HttpResult fresh = chat(slp, "alpha");
     QCOMPARE(fresh.status, 200);
-    QCOMPARE(json(fresh.body).value("model").toString(), QStringLiteral("alpha-new"));
+    QCOMPARE(jsonObject(fresh.body).value("model").toString(), QStringLiteral("alpha-new"));
     QVERIFY(fresh.header("X-Request-Id").startsWith("bbbb"));
 
     // The stream that started before the reload ends whole, on the old upstream and name.
@@ -335,7 +316,7 @@ void TestReload::requestsRacingReloadsAllSucceed()
         for (auto &c : conns) {
             const HttpResult r = c->readResponse(10000);
             QVERIFY2(r.ok() && r.status == 200, qPrintable(r.error + "\n" + log(slp)));
-            const QString model = json(r.body).value("model").toString();
+            const QString model = jsonObject(r.body).value("model").toString();
             QVERIFY2(model == "x-up" || model == "y-up", qPrintable(model));
         }
         QElapsedTimer t;
@@ -347,7 +328,7 @@ void TestReload::requestsRacingReloadsAllSucceed()
     // The last reload (round 5: x) is what serves now.
     const HttpResult last = chat(slp, "alpha");
     QCOMPARE(last.status, 200);
-    QCOMPARE(json(last.body).value("model").toString(), QStringLiteral("x-up"));
+    QCOMPARE(jsonObject(last.body).value("model").toString(), QStringLiteral("x-up"));
     QCOMPARE(slp.stop(), 0);
 }
 
@@ -359,7 +340,7 @@ void TestReload::discoverySurvivesForUnchangedBackend()
     const QJsonObject before = waitForDiscovery(slp, "disc", "discovered", "disc-upstream");
     QVERIFY2(before.value("discovery").toString() == "discovered",
              qPrintable(QJsonDocument(before).toJson() + log(slp)));
-    const int probes = countProbes(m_d1);
+    const int probes = m_d1.modelProbes();
     QVERIFY(probes >= 1);
 
     // Add a route; disc keeps its name and url.
@@ -378,9 +359,9 @@ void TestReload::discoverySurvivesForUnchangedBackend()
     QCOMPARE(chat(slp, "disc").status, 200);
     QCOMPARE(chatModels(m_d1), QStringList{"disc-upstream"});
     QCOMPARE(chat(slp, "extra").status, 200);
-    // No supervisor started afresh: the next probe is recheck (5m) away.
-    pumpEvents(600);
-    QCOMPARE(countProbes(m_d1), probes);
+    // No supervisor started afresh (it would probe at once): the next probe is recheck (5m) away.
+    pumpEvents(kQuietWindowMs);
+    QCOMPARE(m_d1.modelProbes(), probes);
     QCOMPARE(debugEntry(slp, "disc").value("discovery").toString(), QStringLiteral("discovered"));
     QCOMPARE(slp.stop(), 0);
 }
@@ -411,7 +392,7 @@ void TestReload::discoveryRestartsWhenUrlChanges()
     const QJsonObject learned = waitForDiscovery(slp, "disc", "discovered", "disc-other");
     QVERIFY2(learned.value("upstream_model").toString() == "disc-other",
              qPrintable(QJsonDocument(learned).toJson() + log(slp)));
-    QVERIFY(countProbes(m_d2) >= 1);
+    QVERIFY(m_d2.modelProbes() >= 1);
     QCOMPARE(chat(slp, "disc").status, 200);
     QCOMPARE(chatModels(m_d2), QStringList{"disc-other"});
     QCOMPARE(chatModels(m_d1), QStringList{});

@@ -9,24 +9,9 @@
 #include "testsupport.h"
 
 #include <QDeadlineTimer>
-#include <QTcpServer>
 #include <QtTest>
 
 using namespace slp::test;
-
-namespace {
-
-quint16 closedPort()
-{
-    QTcpServer server;
-    if (!server.listen(QHostAddress::LocalHost, 0))
-        return 0;
-    const quint16 port = server.serverPort();
-    server.close();
-    return port;
-}
-
-} // namespace
 
 class TestRouteMetrics : public QObject
 {
@@ -50,6 +35,7 @@ private:
     }
     int post(const QString &model, const HeaderList &extra = {});
 
+    DeadPort m_deadPort; // held for the whole suite: connections to it are refused
     MockUpstream m_mock;
     SlpDaemon m_slp;
 };
@@ -59,7 +45,7 @@ void TestRouteMetrics::initTestCase()
     QVERIFY2(!SlpDaemon::binary().isEmpty(), "set SLP_BIN");
     QVERIFY2(!MockUpstream::binary().isEmpty(), "set SLP_MOCK_BIN");
     QVERIFY2(m_mock.start(), qPrintable(m_mock.errorString()));
-    const quint16 closed = closedPort();
+    const quint16 closed = m_deadPort.port();
     QVERIFY(closed > 0);
     // Pinned models: no discovery probe adds to what the tests count.
     QVERIFY2(m_slp.start(QStringLiteral(R"(backends:

@@ -33,74 +33,6 @@ qint64 nextSeq(MockUpstream &mock)
     return mock.stats().value("next_seq").toInteger() - 1;
 }
 
-// A raw upstream answering by the last path segment of /v1/s/NAME with scripted bytes, and
-// recording every request's bytes and the connection it came on.
-class ScriptServer : public QObject
-{
-public:
-    struct Script
-    {
-        QByteArray bytes;
-        bool closeAfter = false;
-    };
-    struct Recorded
-    {
-        QByteArray raw;
-        int connection = 0;
-    };
-
-    bool start()
-    {
-        connect(&m_server, &QTcpServer::newConnection, this, [this] {
-            while (QTcpSocket *s = m_server.nextPendingConnection())
-                adopt(s);
-        });
-        return m_server.listen(QHostAddress::LocalHost, 0);
-    }
-    quint16 port() const { return m_server.serverPort(); }
-    void set(const QByteArray &name, Script script) { m_scripts.insert(name, std::move(script)); }
-    QList<Recorded> recorded;
-    int connections = 0;
-
-private:
-    void adopt(QTcpSocket *socket)
-    {
-        const int id = ++connections;
-        // One request at a time: the parser stops after each, so its exact bytes are known.
-        struct Reader
-        {
-            slp::wire::Parser parser{slp::wire::Parser::Kind::Request};
-            QByteArray raw; // the bytes of the request being read
-            bool done = false;
-        };
-        auto reader = std::make_shared<Reader>();
-        reader->parser.onMessage = [r = reader.get()] { r->done = true; };
-        connect(socket, &QTcpSocket::readyRead, socket, [this, socket, reader, id] {
-            const QByteArray in = socket->readAll();
-            QByteArrayView rest(in);
-            while (!rest.isEmpty()) {
-                const qsizetype used = reader->parser.feed(rest);
-                reader->raw += rest.first(used);
-                rest = rest.sliced(used);
-                if (!std::exchange(reader->done, false))
-                    return; // all taken (or malformed): wait for more
-                recorded.append({std::exchange(reader->raw, QByteArray()), id});
-                const QByteArray path = reader->parser.head().path();
-                const Script script = m_scripts.value(path.mid(path.lastIndexOf('/') + 1));
-                socket->write(script.bytes);
-                if (script.closeAfter) {
-                    socket->disconnectFromHost();
-                    return;
-                }
-            }
-        });
-        connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
-    }
-
-    QTcpServer m_server;
-    QHash<QByteArray, Script> m_scripts;
-};
-
 HeaderList parseHeaders(const QByteArray &raw)
 {
     slp::wire::Parser parser(slp::wire::Parser::Kind::Request);
@@ -158,30 +90,29 @@ void TestSocketTransport::initTestCase()
     QVERIFY(m_script.start());
 
     const QByteArray big(70 * 1024, 'x');
-    m_script.set("interim", {"HTTP/1.1 100 Continue\r\n\r\n"
-                             "HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n"
-                             "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"});
-    m_script.set("chunked", {"HTTP/1.1 200 Fine\r\nTransfer-Encoding: chunked\r\n"
-                             "X-A: 1\r\nSet-Cookie: a=1, b\r\nX-A: 2\r\nSet-Cookie: c=3\r\n\r\n"
-                             "5;ext=1;q=\"x\"\r\nhello\r\n6\r\n world\r\n"
-                             "0\r\nX-Trailer: t\r\n\r\n"});
-    m_script.set("close",
-                 {"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the close", true});
-    m_script.set("nocontent", {"HTTP/1.1 204 No Content\r\nX-B: 1\r\n\r\n"});
-    m_script.set("plain", {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"});
-    m_script.set("http10", {"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok"});
-    m_script.set("connclose", {"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n"
-                               "\r\nok"});
-    m_script.set("extra", {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokJUNK"});
-    m_script.set("garbage", {"this is not http at all\r\n\r\n"});
-    m_script.set("badstatus", {"HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n"});
-    m_script.set("badheader", {"HTTP/1.1 200 OK\r\nNo Colon Here\r\nContent-Length: 0\r\n\r\n"});
-    m_script.set("twolengths", {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n"
-                                "\r\nok"});
-    m_script.set("oversized",
-                 {"HTTP/1.1 200 OK\r\nX-Big: " + big + "\r\nContent-Length: 0\r\n\r\n"});
-    m_script.set("badchunk", {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-                              "5\r\nhello\r\nzz\r\n"});
+    m_script.set("interim", "HTTP/1.1 100 Continue\r\n\r\n"
+                            "HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n"
+                            "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}");
+    m_script.set("chunked", "HTTP/1.1 200 Fine\r\nTransfer-Encoding: chunked\r\n"
+                            "X-A: 1\r\nSet-Cookie: a=1, b\r\nX-A: 2\r\nSet-Cookie: c=3\r\n\r\n"
+                            "5;ext=1;q=\"x\"\r\nhello\r\n6\r\n world\r\n"
+                            "0\r\nX-Trailer: t\r\n\r\n");
+    m_script.set("close", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the close");
+    m_script.closeAfter("close");
+    m_script.set("nocontent", "HTTP/1.1 204 No Content\r\nX-B: 1\r\n\r\n");
+    m_script.set("plain", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    m_script.set("http10", "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    m_script.set("connclose", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n"
+                              "\r\nok");
+    m_script.set("extra", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokJUNK");
+    m_script.set("garbage", "this is not http at all\r\n\r\n");
+    m_script.set("badstatus", "HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n");
+    m_script.set("badheader", "HTTP/1.1 200 OK\r\nNo Colon Here\r\nContent-Length: 0\r\n\r\n");
+    m_script.set("twolengths", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n"
+                               "\r\nok");
+    m_script.set("oversized", "HTTP/1.1 200 OK\r\nX-Big: " + big + "\r\nContent-Length: 0\r\n\r\n");
+    m_script.set("badchunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                             "5\r\nhello\r\nzz\r\n");
 
     const QString config = QStringLiteral("log_requests: true\n"
                                           "shutdown_grace: 1s\n"
@@ -482,7 +413,8 @@ void TestSocketTransport::resetBeforeHead()
     const HttpResult r = post(model, "/v1/chat/completions", {{"X-Mock-Reset-Before-Head", "1"}});
     QVERIFY2(r.ok(), qPrintable(r.error + slpLog()));
     QCOMPARE(r.status, 502);
-    pumpEvents(300);
+    QTRY_VERIFY_WITH_TIMEOUT(m_mock.requests(since).size() >= attempts, 5000);
+    pumpEvents(kQuietWindowMs); // and no more
     QCOMPARE(m_mock.requests(since).size(), attempts);
 }
 

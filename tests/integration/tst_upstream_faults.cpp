@@ -109,16 +109,6 @@ private:
     int m_accepted = 0;
 };
 
-quint16 closedPort()
-{
-    QTcpServer server;
-    if (!server.listen(QHostAddress::LocalHost, 0))
-        return 0;
-    const quint16 port = server.serverPort();
-    server.close();
-    return port;
-}
-
 int openFds(qint64 pid)
 {
     return int(QDir(QStringLiteral("/proc/%1/fd").arg(pid))
@@ -176,6 +166,7 @@ private:
     // A 502 from slp itself, with its request id, and the attempt's failure logged.
     void expect502Logged(const HttpResult &r, const QString &model);
 
+    DeadPort m_deadPort; // held for the whole suite: connections to it are refused
     MockUpstream m_mock;
     SlpDaemon m_slp;
     FaultServer m_faults;
@@ -186,7 +177,7 @@ void TestUpstreamFaults::initTestCase()
     QVERIFY2(!SlpDaemon::binary().isEmpty(), "set SLP_BIN");
     QVERIFY2(m_mock.start(), qPrintable(m_mock.errorString()));
     QVERIFY(m_faults.listen());
-    const quint16 closed = closedPort();
+    const quint16 closed = m_deadPort.port();
     QVERIFY(closed > 0);
     const QString config = QStringLiteral(R"(backends:
   - name: mock

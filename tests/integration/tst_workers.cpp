@@ -49,11 +49,6 @@ HttpResult chat(SlpDaemon &slp, const QString &model)
                        {{"Content-Type", "application/json"}});
 }
 
-QJsonObject json(const QByteArray &bytes)
-{
-    return QJsonDocument::fromJson(bytes).object();
-}
-
 // The value of one sample line of /metrics (`name{labels} value`), or -1.
 double metric(SlpDaemon &slp, const QString &sample)
 {
@@ -68,7 +63,7 @@ double metric(SlpDaemon &slp, const QString &sample)
 QString upstreamName(SlpDaemon &slp, const QString &id)
 {
     const HttpResult r = httpRequest("GET", slp.url() + "/v1/models?debug");
-    for (const QJsonValue &v : json(r.body).value("data").toArray()) {
+    for (const QJsonValue &v : jsonObject(r.body).value("data").toArray()) {
         if (v.toObject().value("id").toString() == id)
             return v.toObject().value("upstream_model").toString();
     }
@@ -167,7 +162,7 @@ void TestWorkers::connectionsSpreadOverWorkers()
     for (int i = 0; i < kConnections; ++i) {
         const HttpResult r = chat(slp, "w");
         QVERIFY2(r.ok() && r.status == 200, qPrintable(r.error + "\n" + log(slp)));
-        QCOMPARE(json(r.body).value("model").toString(), QStringLiteral("w-up"));
+        QCOMPARE(jsonObject(r.body).value("model").toString(), QStringLiteral("w-up"));
     }
     // Both threads took connections, and the counters of both add up in one registry.
     const double first =
@@ -210,7 +205,7 @@ void TestWorkers::discoveredNameReachesEveryWorker()
     for (int i = 0; i < kConnections; ++i) {
         const HttpResult r = chat(slp, "d");
         QVERIFY2(r.status == 200, qPrintable(QString::number(r.status) + " " + r.body));
-        QCOMPARE(json(r.body).value("model").toString(), QStringLiteral("disc-b"));
+        QCOMPARE(jsonObject(r.body).value("model").toString(), QStringLiteral("disc-b"));
         QCOMPARE(upstreamName(slp, "d"), QStringLiteral("disc-b"));
     }
     QCOMPARE(slp.stop(), 0);
@@ -239,7 +234,7 @@ void TestWorkers::reloadReachesEveryWorker()
     for (int i = 0; i < kConnections; ++i) {
         const HttpResult fresh = chat(slp, "new");
         QVERIFY2(fresh.status == 200, qPrintable(QString::number(fresh.status) + " " + fresh.body));
-        QCOMPARE(json(fresh.body).value("model").toString(), QStringLiteral("new-up"));
+        QCOMPARE(jsonObject(fresh.body).value("model").toString(), QStringLiteral("new-up"));
         QCOMPARE(chat(slp, "old").status, 404);
     }
     QCOMPARE(metric(slp, QStringLiteral("slp_accepted_connections_total{worker=\"2\"}")), -1.0);

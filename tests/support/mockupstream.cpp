@@ -126,4 +126,16 @@ QByteArray MockUpstream::header(const QJsonObject &recorded, QByteArrayView name
     return {};
 }
 
+int MockUpstream::modelProbes()
+{
+    int n = 0;
+    for (const QJsonValue &v : requests()) {
+        const QJsonObject o = v.toObject();
+        if (o.value("method").toString() == "GET" &&
+            o.value("target").toString().startsWith("/v1/models"))
+            ++n;
+    }
+    return n;
+}
+
 } // namespace slp::test

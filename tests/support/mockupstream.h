@@ -36,6 +36,8 @@ public:
     QJsonObject stats();
     // Waits until at least n requests with seq > since are recorded; returns them.
     QJsonArray waitForRequests(int n, int timeoutMs, qint64 since = 0);
+    // How many GET /v1/models requests (discovery's probes) are among requests().
+    int modelProbes();
 
     // Helpers over one element of requests().
     static QByteArray body(const QJsonObject &recorded);

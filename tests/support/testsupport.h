@@ -4,8 +4,12 @@
 // Everything integration tests use, in one include.
 #include "childprocess.h"
 #include "command.h"
+#include "deadport.h"
 #include "httpclient.h"
+#include "jsonbody.h"
 #include "mockupstream.h"
+#include "quietwindow.h"
+#include "scriptserver.h"
 #include "slpdaemon.h"
 
 #include <QtGlobal>

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "http/clientconnection.h"
+#include "quietwindow.h"
 
 #include <QByteArray>
 #include <QPointer>
@@ -28,8 +29,8 @@ public:
 
     // Runs the event loop until `condition` holds; false after `ms`.
     static bool waitFor(const std::function<bool()> &condition, int ms = kWaitMs);
-    // Lets the loop run a while, for "nothing more arrives" checks.
-    static void settle(int ms = 100);
+    // Lets the loop run for the quiet window, for "nothing more arrives" checks.
+    static void settle(int ms = kQuietWindowMs);
 
     ClientConnection *connection() const { return m_connection; }
     QTcpSocket *client() const { return m_client.get(); }

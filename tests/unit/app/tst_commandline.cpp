@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// parseCommandLine (README "Running it"): strict on purpose, so a stray word or a
+// parseCommandLine (docs/OPERATE.md "The command line"): strict on purpose, so a stray word or a
 // misspelt flag is a usage error and can never start a server.
 //
 // (If it ever moves into slp_core, drop this include.)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "config/config.h"
+#include "configcheck.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -8,6 +8,8 @@ using namespace std::chrono_literals;
 using slp::Config;
 using slp::ConfigError;
 using slp::NameSource;
+
+using namespace slp::test;
 
 class TestConfigCompile : public QObject
 {
@@ -29,26 +31,6 @@ private slots:
 };
 
 namespace {
-
-// Compiles or fails the test with every error printed.
-Config compileOk(const QByteArray &yaml)
-{
-    const auto result = slp::compileConfig(yaml, QStringLiteral("test.yaml"));
-    if (const auto *errors = std::get_if<QList<ConfigError>>(&result)) {
-        for (const ConfigError &e : *errors)
-            qWarning().noquote() << e.toString();
-        return Config{};
-    }
-    return std::get<Config>(result);
-}
-
-QStringList ids(const Config &c)
-{
-    QStringList out;
-    for (const slp::Route &r : c.routes)
-        out << r.id;
-    return out;
-}
 
 const QByteArray kDesignNote = R"(listen: ":8080"
 log_requests: false      # true logs every forwarded request, not just failures

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Editions: how they expand into routes (order, model templates, URL templates, what they
 // never inherit from their backend).
-#include "config/config.h"
+#include "configcheck.h"
 
 #include <QTest>
 
@@ -9,6 +9,8 @@ using namespace std::chrono_literals;
 using slp::Config;
 using slp::ConfigError;
 using slp::NameSource;
+
+using namespace slp::test;
 
 class TestConfigEditions : public QObject
 {
@@ -25,29 +27,6 @@ private slots:
     void editionAggregateNotInherited();
     void editionRetryFalseAllowed();
 };
-
-namespace {
-
-Config compileOk(const QByteArray &yaml)
-{
-    const auto result = slp::compileConfig(yaml, QStringLiteral("test.yaml"));
-    if (const auto *errors = std::get_if<QList<ConfigError>>(&result)) {
-        for (const ConfigError &e : *errors)
-            qWarning().noquote() << e.toString();
-        return Config{};
-    }
-    return std::get<Config>(result);
-}
-
-QStringList ids(const Config &c)
-{
-    QStringList out;
-    for (const slp::Route &r : c.routes)
-        out << r.id;
-    return out;
-}
-
-} // namespace
 
 void TestConfigEditions::routeOrder()
 {

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // How errors are reported as a whole: several at once, each at its line and column, once
 // per cause, with the file name and a hint. (One error per input: tst_config_errors.)
-#include "config/config.h"
+#include "configcheck.h"
 
 #include <QTest>
 
 using slp::ConfigError;
+
+using namespace slp::test;
 
 class TestConfigErrorReports : public QObject
 {
@@ -22,29 +24,6 @@ private slots:
     void unknownKeySuggestion();
     void errorsCarryFileName();
 };
-
-namespace {
-
-QList<ConfigError> compileErrors(const QByteArray &yaml)
-{
-    const auto result = slp::compileConfig(yaml, QStringLiteral("slp.yaml"));
-    if (const auto *errors = std::get_if<QList<ConfigError>>(&result))
-        return *errors;
-    return {};
-}
-
-QString dump(const QList<ConfigError> &errors)
-{
-    QStringList lines;
-    for (const ConfigError &e : errors)
-        lines << e.toString();
-    return lines.join(QLatin1Char('\n'));
-}
-
-// A valid backends list to append errors to (lines 1-3).
-const QByteArray kOk = "backends:\n  - name: a\n    url: http://a:8000\n";
-
-} // namespace
 
 void TestConfigErrorReports::threeErrorsOnThreeLines()
 {
@@ -95,11 +74,13 @@ void TestConfigErrorReports::duplicateIdReportsBothLines()
 void TestConfigErrorReports::templateErrorColumn()
 {
     // Column points at the "{{" of the bad action, inside quotes or not.
-    auto errors = compileErrors(kOk + "editions:\n  - suffix: -e\n    url: http://x{{.Foo}}\n");
+    auto errors =
+        compileErrors(kOkBackends + "editions:\n  - suffix: -e\n    url: http://x{{.Foo}}\n");
     QCOMPARE(errors.size(), 1);
     QCOMPARE(errors[0].line, 6);
     QCOMPARE(errors[0].column, 18);
-    errors = compileErrors(kOk + "editions:\n  - suffix: -e\n    url: \"http://x{{.Foo}}\"\n");
+    errors =
+        compileErrors(kOkBackends + "editions:\n  - suffix: -e\n    url: \"http://x{{.Foo}}\"\n");
     QCOMPARE(errors.size(), 1);
     QCOMPARE(errors[0].column, 19);
 }
@@ -123,10 +104,10 @@ void TestConfigErrorReports::editionUrlErrorOncePerEdition()
 void TestConfigErrorReports::editionErrorsDoNotHideUrlErrors()
 {
     // A bad model template does not stop the URL template from being checked too.
-    const auto errors = compileErrors(kOk + "editions:\n"
-                                            "  - suffix: -e\n"
-                                            "    url: \"{{.URL}}/e\"\n"
-                                            "    model: \"{{.Foo}}\"\n");
+    const auto errors = compileErrors(kOkBackends + "editions:\n"
+                                                    "  - suffix: -e\n"
+                                                    "    url: \"{{.URL}}/e\"\n"
+                                                    "    model: \"{{.Foo}}\"\n");
     QVERIFY2(errors.size() == 2, qPrintable(dump(errors)));
     QCOMPARE(errors[0].line, 6);
     QCOMPARE(errors[1].line, 7);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "config/config.h"
+#include "configcheck.h"
 
 #include <QTest>
 
 using slp::Config;
 using slp::ConfigError;
+
+using namespace slp::test;
 
 class TestConfigErrors : public QObject
 {
@@ -14,29 +16,6 @@ private slots:
     void rejects_data();
     void rejects();
 };
-
-namespace {
-
-QList<ConfigError> compileErrors(const QByteArray &yaml)
-{
-    const auto result = slp::compileConfig(yaml, QStringLiteral("slp.yaml"));
-    if (const auto *errors = std::get_if<QList<ConfigError>>(&result))
-        return *errors;
-    return {};
-}
-
-QString dump(const QList<ConfigError> &errors)
-{
-    QStringList lines;
-    for (const ConfigError &e : errors)
-        lines << e.toString();
-    return lines.join(QLatin1Char('\n'));
-}
-
-// A valid backends list to append errors to (lines 1-3).
-const QByteArray kOk = "backends:\n  - name: a\n    url: http://a:8000\n";
-
-} // namespace
 
 void TestConfigErrors::rejects_data()
 {
@@ -55,12 +34,12 @@ void TestConfigErrors::rejects_data()
                                           << "backends:";
     QTest::newRow("not a mapping (scalar)") << QByteArray("\nhello\n") << 2 << "must be a mapping"
                                             << "backends:";
-    QTest::newRow("two documents") << kOk + "---\nlisten: \":1\"\n"
+    QTest::newRow("two documents") << kOkBackends + "---\nlisten: \":1\"\n"
                                    << 5 << "more than one"
                                    << "---";
 
     // Unknown and duplicate keys
-    QTest::newRow("unknown top key") << kOk + "lisen: \":80\"\n"
+    QTest::newRow("unknown top key") << kOkBackends + "lisen: \":80\"\n"
                                      << 4 << "unknown key \"lisen\""
                                      << "did you mean \"listen\"";
     QTest::newRow("unknown backend key")
@@ -68,16 +47,16 @@ void TestConfigErrors::rejects_data()
         << "unknown key \"backends[0].timout\""
         << "did you mean \"timeout\"";
     QTest::newRow("unknown edition key")
-        << kOk + "editions:\n  - suffix: -e\n    url: http://e\n    applyto: [a]\n"
+        << kOkBackends + "editions:\n  - suffix: -e\n    url: http://e\n    applyto: [a]\n"
         << 7 << "unknown key \"editions[0].applyto\""
         << "did you mean \"apply_to\"";
-    QTest::newRow("unknown discovery key") << kOk + "discovery:\n  rechek: 1m\n"
+    QTest::newRow("unknown discovery key") << kOkBackends + "discovery:\n  rechek: 1m\n"
                                            << 5 << "unknown key \"discovery.rechek\""
                                            << "did you mean \"recheck\"";
-    QTest::newRow("unknown key no guess") << kOk + "frobnicate: 1\n"
+    QTest::newRow("unknown key no guess") << kOkBackends + "frobnicate: 1\n"
                                           << 4 << "unknown key \"frobnicate\""
                                           << "known keys: listen";
-    QTest::newRow("duplicate key") << kOk + "listen: \":1\"\nlisten: \":2\"\n"
+    QTest::newRow("duplicate key") << kOkBackends + "listen: \":1\"\nlisten: \":2\"\n"
                                    << 5 << "duplicate key \"listen\""
                                    << "once";
 
@@ -118,7 +97,7 @@ void TestConfigErrors::rejects_data()
     QTest::newRow("missing url") << QByteArray("backends:\n  - name: a\n") << 2
                                  << "backends[0] has no url"
                                  << "origin";
-    QTest::newRow("empty pin") << kOk + "    model: \"\"\n"
+    QTest::newRow("empty pin") << kOkBackends + "    model: \"\"\n"
                                << 4 << "backends[0].model is empty"
                                << "remove model:";
 
@@ -152,118 +131,118 @@ void TestConfigErrors::rejects_data()
                               << "single value";
 
     // Durations
-    QTest::newRow("timeout unknown unit") << kOk + "    timeout: 5x\n"
+    QTest::newRow("timeout unknown unit") << kOkBackends + "    timeout: 5x\n"
                                           << 4 << "backends[0].timeout: \"5x\" is not a duration"
                                           << "Go duration syntax";
-    QTest::newRow("timeout no unit") << kOk + "    timeout: 60\n"
+    QTest::newRow("timeout no unit") << kOkBackends + "    timeout: 60\n"
                                      << 4 << "missing unit"
                                      << "add a unit, e.g. 60s";
-    QTest::newRow("timeout list") << kOk + "    timeout: [1]\n"
+    QTest::newRow("timeout list") << kOkBackends + "    timeout: [1]\n"
                                   << 4 << "backends[0].timeout must be a duration, not a list"
                                   << "Go duration syntax";
-    QTest::newRow("timeout zero") << kOk + "    timeout: 0s\n"
+    QTest::newRow("timeout zero") << kOkBackends + "    timeout: 0s\n"
                                   << 4 << "must be positive"
                                   << "positive duration";
-    QTest::newRow("timeout negative") << kOk + "    timeout: -5s\n"
+    QTest::newRow("timeout negative") << kOkBackends + "    timeout: -5s\n"
                                       << 4 << "must be positive"
                                       << "positive duration";
-    QTest::newRow("header_timeout bad") << kOk + "header_timeout: 30 s\n"
+    QTest::newRow("header_timeout bad") << kOkBackends + "header_timeout: 30 s\n"
                                         << 4 << "header_timeout: \"30 s\" is not a duration"
                                         << "Go duration syntax";
-    QTest::newRow("shutdown_grace negative") << kOk + "shutdown_grace: -1s\n"
+    QTest::newRow("shutdown_grace negative") << kOkBackends + "shutdown_grace: -1s\n"
                                              << 4 << "must be zero or more"
                                              << "positive";
     QTest::newRow("discovery bad")
-        << kOk + "discovery:\n  backoff_initial: 1d\n"
+        << kOkBackends + "discovery:\n  backoff_initial: 1d\n"
         << 5 << "discovery.backoff_initial: \"1d\" is not a duration: unknown unit \"d\""
         << "Go duration syntax";
     QTest::newRow("backoff_max below initial")
-        << kOk + "discovery:\n  backoff_initial: 10s\n  backoff_max: 5s\n"
+        << kOkBackends + "discovery:\n  backoff_initial: 10s\n  backoff_max: 5s\n"
         << 6 << "backoff_max (5s) is less than discovery.backoff_initial (10s)"
         << "at least";
-    QTest::newRow("discovery not a mapping") << kOk + "discovery: 5m\n"
+    QTest::newRow("discovery not a mapping") << kOkBackends + "discovery: 5m\n"
                                              << 4 << "discovery must be a mapping"
                                              << "recheck";
 
     // Booleans
-    QTest::newRow("retry quoted yes") << kOk + "    retry: \"yes\"\n"
+    QTest::newRow("retry quoted yes") << kOkBackends + "    retry: \"yes\"\n"
                                       << 4 << "backends[0].retry: \"yes\" is not a boolean"
                                       << "use true or false";
-    QTest::newRow("retry plain yes") << kOk + "    retry: yes\n"
+    QTest::newRow("retry plain yes") << kOkBackends + "    retry: yes\n"
                                      << 4 << "is not a boolean"
                                      << "use true or false";
-    QTest::newRow("retry quoted true") << kOk + "    retry: \"true\"\n"
+    QTest::newRow("retry quoted true") << kOkBackends + "    retry: \"true\"\n"
                                        << 4 << "is not a boolean"
                                        << "without quotes";
-    QTest::newRow("aggregate number") << kOk + "    aggregate: 1\n"
+    QTest::newRow("aggregate number") << kOkBackends + "    aggregate: 1\n"
                                       << 4 << "is not a boolean"
                                       << "use true or false";
-    QTest::newRow("log_requests list") << kOk + "log_requests: [true]\n"
+    QTest::newRow("log_requests list") << kOkBackends + "log_requests: [true]\n"
                                        << 4 << "log_requests must be true or false"
                                        << "true or false";
 
     // Sizes and numbers
-    QTest::newRow("bad size") << kOk + "max_body_bytes: 64M\n"
+    QTest::newRow("bad size") << kOkBackends + "max_body_bytes: 64M\n"
                               << 4 << "max_body_bytes: \"64M\" is not a size"
                               << "64MiB";
-    QTest::newRow("zero size") << kOk + "max_header_bytes: 0\n"
+    QTest::newRow("zero size") << kOkBackends + "max_header_bytes: 0\n"
                                << 4 << "more than 0 bytes"
                                << "KiB";
-    QTest::newRow("max_connections text") << kOk + "max_connections: many\n"
+    QTest::newRow("max_connections text") << kOkBackends + "max_connections: many\n"
                                           << 4 << "not a whole number"
                                           << "without quotes";
-    QTest::newRow("max_connections quoted") << kOk + "max_connections: \"100\"\n"
+    QTest::newRow("max_connections quoted") << kOkBackends + "max_connections: \"100\"\n"
                                             << 4 << "must be a whole number"
                                             << "without quotes";
-    QTest::newRow("max_connections zero") << kOk + "max_connections: 0\n"
+    QTest::newRow("max_connections zero") << kOkBackends + "max_connections: 0\n"
                                           << 4 << "out of range"
                                           << "positive";
-    QTest::newRow("max_upstream_connections 5") << kOk + "max_upstream_connections: 5\n"
+    QTest::newRow("max_upstream_connections 5") << kOkBackends + "max_upstream_connections: 5\n"
                                                 << 4 << "out of range (6 to"
                                                 << "at least 6";
-    QTest::newRow("upstream_transport typo") << kOk + "upstream_transport: sockt\n"
+    QTest::newRow("upstream_transport typo") << kOkBackends + "upstream_transport: sockt\n"
                                              << 4 << "unknown transport \"sockt\""
                                              << "did you mean \"socket\"";
-    QTest::newRow("upstream_transport other") << kOk + "upstream_transport: curl\n"
+    QTest::newRow("upstream_transport other") << kOkBackends + "upstream_transport: curl\n"
                                               << 4 << "unknown transport"
                                               << "qnam or socket";
-    QTest::newRow("workers zero") << kOk + "workers: 0\n"
+    QTest::newRow("workers zero") << kOkBackends + "workers: 0\n"
                                   << 4 << "workers: 0 is out of range (1 to 64)"
                                   << "number of cores";
-    QTest::newRow("workers too many") << kOk + "workers: 1000\n"
+    QTest::newRow("workers too many") << kOkBackends + "workers: 1000\n"
                                       << 4 << "out of range (1 to 64)"
                                       << "number of cores";
-    QTest::newRow("workers not a number") << kOk + "workers: auto\n"
+    QTest::newRow("workers not a number") << kOkBackends + "workers: auto\n"
                                           << 4 << "workers: \"auto\" is not a whole number"
                                           << "write a number";
 
     // listen
-    QTest::newRow("listen port only") << kOk + "listen: 8080\n"
+    QTest::newRow("listen port only") << kOkBackends + "listen: 8080\n"
                                       << 4 << "missing port"
                                       << "\":8080\"";
-    QTest::newRow("listen unclosed") << kOk + "listen: \"[::1\"\n"
+    QTest::newRow("listen unclosed") << kOkBackends + "listen: \"[::1\"\n"
                                      << 4 << "listen: missing \"]\""
                                      << "[::1]:8080";
-    QTest::newRow("listen bad port") << kOk + "listen: \":http\"\n"
+    QTest::newRow("listen bad port") << kOkBackends + "listen: \":http\"\n"
                                      << 4 << "invalid port"
                                      << "127.0.0.1:8080";
-    QTest::newRow("listen empty host port") << kOk + "listen: \"host:\"\n"
+    QTest::newRow("listen empty host port") << kOkBackends + "listen: \"host:\"\n"
                                             << 4 << "missing port"
                                             << "\":8080\"";
 
     // Editions
-    const QByteArray ed = kOk + "editions:\n  - suffix: -e\n"; // edition entry at line 5
-    QTest::newRow("editions not a list") << kOk + "editions: {suffix: -e}\n"
+    const QByteArray ed = kOkBackends + "editions:\n  - suffix: -e\n"; // edition entry at line 5
+    QTest::newRow("editions not a list") << kOkBackends + "editions: {suffix: -e}\n"
                                          << 4 << "editions must be a list"
                                          << "- suffix:";
-    QTest::newRow("edition not a mapping") << kOk + "editions:\n  - -e\n"
+    QTest::newRow("edition not a mapping") << kOkBackends + "editions:\n  - -e\n"
                                            << 5 << "editions[0] must be a mapping"
                                            << "suffix:";
-    QTest::newRow("edition missing suffix") << kOk + "editions:\n  - url: http://e\n"
+    QTest::newRow("edition missing suffix") << kOkBackends + "editions:\n  - url: http://e\n"
                                             << 5 << "editions[0] has no suffix"
                                             << "suffix:";
     QTest::newRow("edition empty suffix")
-        << kOk + "editions:\n  - suffix: \"\"\n    url: http://e\n"
+        << kOkBackends + "editions:\n  - suffix: \"\"\n    url: http://e\n"
         << 5 << "suffix is empty"
         << "-edited";
     QTest::newRow("edition missing url") << ed << 5 << "editions[0] has no url"
@@ -319,9 +298,10 @@ void TestConfigErrors::rejects_data()
     QTest::newRow("url field typo") << ed + "    url: http://{{.Nam}}\n"
                                     << 6 << "unknown field .Nam"
                                     << "did you mean {{.Name}}?";
-    QTest::newRow("suffix with space") << kOk + "editions:\n  - suffix: \" x\"\n    url: http://e\n"
-                                       << 5 << "contains whitespace"
-                                       << "remove the spaces";
+    QTest::newRow("suffix with space")
+        << kOkBackends + "editions:\n  - suffix: \" x\"\n    url: http://e\n"
+        << 5 << "contains whitespace"
+        << "remove the spaces";
     QTest::newRow("url renders a path") << ed + "    url: \"{{.URL}}/{{.Name}}\"\n"
                                         << 6 << "renders \"http://a:8000/a\""
                                         << "forwarded verbatim";
@@ -337,11 +317,12 @@ void TestConfigErrors::rejects_data()
 
     // Duplicates after expansion (the later definition is reported, naming the earlier)
     QTest::newRow("duplicate backend")
-        << kOk + "  - name: a\n    url: http://b\n"
+        << kOkBackends + "  - name: a\n    url: http://b\n"
         << 4 << "duplicate model id \"a\" (line 4; first defined at line 2)"
         << "own name";
     QTest::newRow("edition collides with backend")
-        << kOk + "  - name: a-e\n    url: http://b\neditions:\n  - suffix: -e\n    url: http://e\n"
+        << kOkBackends +
+               "  - name: a-e\n    url: http://b\neditions:\n  - suffix: -e\n    url: http://e\n"
         << 7 << "duplicate model id \"a-e\" (line 7; first defined at line 4)"
         << "narrow apply_to";
     QTest::newRow("two editions same suffix")

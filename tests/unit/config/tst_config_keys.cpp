@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Every key the compiler's tables declare is documented: in resources/examples/slp.yaml (the
 // reference with every key, top-level and discovery ones with their defaults) and in the
-// README's config table. And the defaults the tables apply are the ones a hand-built Config has.
+// key table of docs/CONFIG.md. And the defaults the tables apply are the ones a hand-built Config
+// has.
 #include "config/config.h"
 
 #include <QFile>
@@ -19,7 +20,7 @@ class TestConfigKeys : public QObject
 private slots:
     void tableIsComplete();
     void everyKeyInExample();
-    void everyKeyInReadme();
+    void everyKeyInConfigDoc();
     void defaultsMatchStructs();
 };
 
@@ -59,14 +60,16 @@ QStringList sectionLines(const QString &yaml, const QString &section)
     return out;
 }
 
-// The README's config table: its rows' cells.
-QList<QStringList> readmeRows()
+// The key table of docs/CONFIG.md (its "## Keys" section): its rows' cells.
+QList<QStringList> keyTableRows()
 {
-    const QString readme = sourceFile("README.md");
-    const qsizetype start = readme.indexOf(QLatin1String("## Config reference"));
-    const qsizetype end = readme.indexOf(QLatin1String("\n## "), start + 1);
+    const QString doc = sourceFile("docs/CONFIG.md");
+    const qsizetype start = doc.indexOf(QLatin1String("\n## Keys\n"));
+    if (start < 0)
+        return {};
+    const qsizetype end = doc.indexOf(QLatin1String("\n## "), start + 1);
     QList<QStringList> rows;
-    for (const QString &line : readme.mid(start, end - start).split(QLatin1Char('\n'))) {
+    for (const QString &line : doc.mid(start, end - start).split(QLatin1Char('\n'))) {
         if (line.startsWith(QLatin1String("| `")))
             rows << line.split(QLatin1Char('|'));
     }
@@ -117,10 +120,10 @@ void TestConfigKeys::everyKeyInExample()
     }
 }
 
-void TestConfigKeys::everyKeyInReadme()
+void TestConfigKeys::everyKeyInConfigDoc()
 {
-    const QList<QStringList> rows = readmeRows();
-    QVERIFY2(rows.size() > 5, "README.md has no config table under \"## Config reference\"");
+    const QList<QStringList> rows = keyTableRows();
+    QVERIFY2(rows.size() > 5, "docs/CONFIG.md has no key table under \"## Keys\"");
     for (const ConfigKey &k : slp::configKeys()) {
         bool found = false;
         for (const QStringList &cells : rows) {
@@ -140,7 +143,8 @@ void TestConfigKeys::everyKeyInReadme()
             if (found)
                 break;
         }
-        QVERIFY2(found, qPrintable(label(k) + QStringLiteral(" is not in README.md's table")));
+        QVERIFY2(found,
+                 qPrintable(label(k) + QStringLiteral(" is not in docs/CONFIG.md's key table")));
     }
 }
 

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The per-route stream keys, stream_idle_timeout and sse_keepalive: Go durations on backends
 // and editions, 0s (off) by default, never inherited by an edition, negative refused.
-#include "config/config.h"
+#include "configcheck.h"
 
 #include <QTest>
 
 using namespace std::chrono_literals;
 using slp::Config;
 using slp::ConfigError;
+
+using namespace slp::test;
 
 class TestConfigStream : public QObject
 {
@@ -31,24 +33,11 @@ std::variant<Config, QList<ConfigError>> compile(const QByteArray &yaml)
     return slp::compileConfig(yaml, QStringLiteral("slp.yaml"));
 }
 
-Config compileOk(const QByteArray &yaml)
-{
-    const auto result = compile(yaml);
-    if (const auto *errors = std::get_if<QList<ConfigError>>(&result)) {
-        for (const ConfigError &e : *errors)
-            qWarning().noquote() << e.toString();
-        return Config{};
-    }
-    return std::get<Config>(result);
-}
-
-const QByteArray kOk = "backends:\n  - name: a\n    url: http://a:8000\n";
-
 } // namespace
 
 void TestConfigStream::defaultsAreOff()
 {
-    const Config c = compileOk(kOk + "editions:\n  - {suffix: -e, url: \"http://e\"}\n");
+    const Config c = compileOk(kOkBackends + "editions:\n  - {suffix: -e, url: \"http://e\"}\n");
     QCOMPARE(c.routes.size(), 2);
     for (const slp::Route &r : c.routes) {
         QCOMPARE(r.streamIdleTimeout, 0ns);
@@ -61,11 +50,11 @@ void TestConfigStream::defaultsAreOff()
 
 void TestConfigStream::backendValues()
 {
-    const Config c = compileOk(kOk + "    stream_idle_timeout: 1.5s\n"
-                                     "    sse_keepalive: 400ms\n"
-                                     "  - name: b\n"
-                                     "    url: http://b\n"
-                                     "    stream_idle_timeout: 2m\n");
+    const Config c = compileOk(kOkBackends + "    stream_idle_timeout: 1.5s\n"
+                                             "    sse_keepalive: 400ms\n"
+                                             "  - name: b\n"
+                                             "    url: http://b\n"
+                                             "    stream_idle_timeout: 2m\n");
     QCOMPARE(c.routes.size(), 2);
     QCOMPARE(c.routes[0].streamIdleTimeout, 1500ms);
     QCOMPARE(c.routes[0].sseKeepalive, 400ms);
@@ -97,7 +86,8 @@ editions:
 
 void TestConfigStream::zeroIsOff()
 {
-    const Config c = compileOk(kOk + "    stream_idle_timeout: 0s\n    sse_keepalive: 0ms\n");
+    const Config c =
+        compileOk(kOkBackends + "    stream_idle_timeout: 0s\n    sse_keepalive: 0ms\n");
     QCOMPARE(c.routes[0].streamIdleTimeout, 0ns);
     QCOMPARE(c.routes[0].sseKeepalive, 0ns);
 }
@@ -108,23 +98,24 @@ void TestConfigStream::rejects_data()
     QTest::addColumn<int>("line");
     QTest::addColumn<QString>("what");
     QTest::addColumn<QString>("hint");
-    const QByteArray ed = kOk + "editions:\n  - suffix: -e\n    url: http://e\n"; // entry: line 5
+    const QByteArray ed =
+        kOkBackends + "editions:\n  - suffix: -e\n    url: http://e\n"; // entry: line 5
     QTest::newRow("idle negative")
-        << kOk + "    stream_idle_timeout: -1s\n"
+        << kOkBackends + "    stream_idle_timeout: -1s\n"
         << 4 << "backends[0].stream_idle_timeout: -1s must be zero or more"
         << "positive duration";
-    QTest::newRow("keepalive negative") << kOk + "    sse_keepalive: -400ms\n"
+    QTest::newRow("keepalive negative") << kOkBackends + "    sse_keepalive: -400ms\n"
                                         << 4 << "backends[0].sse_keepalive: -400ms must be zero"
                                         << "positive duration";
     QTest::newRow("idle no unit")
-        << kOk + "    stream_idle_timeout: 30\n"
+        << kOkBackends + "    stream_idle_timeout: 30\n"
         << 4 << "backends[0].stream_idle_timeout: \"30\" is not a duration: missing unit"
         << "add a unit, e.g. 30s";
     QTest::newRow("keepalive bad unit")
-        << kOk + "    sse_keepalive: 5x\n"
+        << kOkBackends + "    sse_keepalive: 5x\n"
         << 4 << "backends[0].sse_keepalive: \"5x\" is not a duration"
         << "Go duration syntax";
-    QTest::newRow("idle list") << kOk + "    stream_idle_timeout: [1s]\n"
+    QTest::newRow("idle list") << kOkBackends + "    stream_idle_timeout: [1s]\n"
                                << 4 << "stream_idle_timeout must be a duration, not a list"
                                << "Go duration syntax";
     QTest::newRow("edition idle negative")
@@ -135,7 +126,7 @@ void TestConfigStream::rejects_data()
         << ed + "    sse_keepalive: often\n"
         << 7 << "editions[0].sse_keepalive: \"often\" is not a duration"
         << "Go duration syntax";
-    QTest::newRow("top-level is not a key") << kOk + "stream_idle_timeout: 1s\n"
+    QTest::newRow("top-level is not a key") << kOkBackends + "stream_idle_timeout: 1s\n"
                                             << 4 << "unknown key \"stream_idle_timeout\""
                                             << "known keys: listen";
 }
@@ -160,7 +151,7 @@ void TestConfigStream::rejects()
 
 void TestConfigStream::knownKeysHint()
 {
-    const auto result = compile(kOk + "    sse_keepalve: 1s\n");
+    const auto result = compile(kOkBackends + "    sse_keepalve: 1s\n");
     const auto &errors = std::get<QList<ConfigError>>(result);
     QCOMPARE(errors.size(), 1);
     QCOMPARE(errors[0].hint,
@@ -168,7 +159,7 @@ void TestConfigStream::knownKeysHint()
                             "timeout, model, retry, aggregate, "
                             "stream_idle_timeout, sse_keepalive"));
     const auto edResult =
-        compile(kOk + "editions:\n  - {suffix: -e, url: \"http://e\", stream_idle: 1s}\n");
+        compile(kOkBackends + "editions:\n  - {suffix: -e, url: \"http://e\", stream_idle: 1s}\n");
     const auto &edErrors = std::get<QList<ConfigError>>(edResult);
     QCOMPARE(edErrors.size(), 1);
     QVERIFY2(edErrors[0].hint.endsWith(

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// parseRequestHead: SLP's strict reading of a client's request head (README "HTTP surface":
+// parseRequestHead: SLP's strict reading of a client's request head (docs/HTTP.md:
 // malformed framing -> 400 and close; limits -> 413/414/431; HTTP/2 -> 505).
 #include "http/requesthead.h"
 

@@ -389,7 +389,7 @@ private Q_SLOTS:
         QVERIFY2(!writer->isWritable(), "64 MiB written without the socket backing up");
         QVERIFY(pair.serverSide()->bytesToWrite() >= ClientConnection::kHighWater);
         writable.clear();
-        QTest::qWait(200);
+        Pair::settle();
         QVERIFY(!writer->isWritable()); // nothing drains while the client does not read
 
         pair.setReading(true);

@@ -1,40 +1,24 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The notifier's policy: transitions only, one notice per kind and poll, nothing for the state
 // found at start-up except an alert. Driven by text recorded from the real daemon.
+#include "fixture.h"
 #include "noticepolicy.h"
 #include "statusmodel.h"
 
-#include <QFile>
 #include <QtTest>
 
 using namespace slp::monitor;
 
 namespace {
 
-QByteArray fixture(const QString &name)
-{
-    QFile f(QFINDTESTDATA(QStringLiteral("data/") + name));
-    if (!f.open(QIODevice::ReadOnly))
-        qFatal("missing fixture %s", qPrintable(name));
-    return f.readAll();
-}
-
 StatusSnapshot recorded(const QString &moment)
 {
-    PollResult p;
-    p.baseUrl = QUrl(QStringLiteral("http://127.0.0.1:8080"));
-    p.catalogBody = fixture(QStringLiteral("catalog-%1.json").arg(moment));
-    p.metricsBody = fixture(QStringLiteral("metrics-%1.txt").arg(moment));
-    return readSnapshot(p);
+    return readSnapshot(slp::monitor::test::recordedPoll(moment));
 }
 
 StatusSnapshot refused()
 {
-    PollResult p;
-    p.baseUrl = QUrl(QStringLiteral("http://127.0.0.1:8080"));
-    p.catalogError = QStringLiteral("Connection refused");
-    p.metricsError = QStringLiteral("Connection refused");
-    return readSnapshot(p);
+    return readSnapshot(slp::monitor::test::refusedPoll());
 }
 
 // Feeds the moments to one model; returns every notice, as "kind:title".

@@ -3,7 +3,9 @@
 // named, a hung SLP is cut by the per-poll timeout, and polls never overlap. And over TLS
 // with a private CA (made with openssl for the test): refused without --ca-file's
 // certificates, trusted with them.
+#include "fixture.h"
 #include "monitoroptions.h"
+#include "quietwindow.h"
 #include "statuspoller.h"
 
 #include <QFile>
@@ -19,17 +21,10 @@
 #include <QtTest>
 
 using namespace slp::monitor;
+using slp::monitor::test::fixture;
 using namespace std::chrono_literals;
 
 namespace {
-
-QByteArray fixture(const QString &name)
-{
-    QFile f(QFINDTESTDATA(QStringLiteral("data/") + name));
-    if (!f.open(QIODevice::ReadOnly))
-        qFatal("missing fixture %s", qPrintable(name));
-    return f.readAll();
-}
 
 // A listener that speaks TLS on every accepted connection (Caddy's part, in miniature).
 class TlsServer : public QTcpServer
@@ -262,8 +257,9 @@ void TestMonitorPoller::neverOverlaps()
     QVERIFY(slp.maxOpen <= 2); // one catalog + one metrics request, never two polls
     QVERIFY2(slp.requests <= 2 * (done.size() + 1), qPrintable(QString::number(slp.requests)));
     const int after = done.size();
-    QTest::qWait(500);
-    QCOMPARE(done.size(), after); // stopped means stopped
+    // Stopped means stopped: no poll for several intervals (a poll takes slp.delayMs).
+    QTest::qWait(5 * slp::test::kQuietWindowMs);
+    QCOMPARE(done.size(), after);
 }
 
 void TestMonitorPoller::defaultTimeout()

@@ -1,42 +1,25 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // slp-monitor's pure state model, fed with /v1/models?debug and /metrics text recorded from
 // the real daemon (tests/unit/monitor/data/README.md says how).
+#include "fixture.h"
 #include "status.h"
 #include "statusmodel.h"
 
-#include <QFile>
 #include <QtTest>
 
 using namespace slp::monitor;
+using slp::monitor::test::fixture;
 
 namespace {
 
-QByteArray fixture(const QString &name)
-{
-    const QString path = QFINDTESTDATA(QStringLiteral("data/") + name);
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        qFatal("missing fixture %s", qPrintable(name));
-    return f.readAll();
-}
-
 PollResult recorded(const QString &moment)
 {
-    PollResult p;
-    p.baseUrl = QUrl(QStringLiteral("http://127.0.0.1:8080"));
-    p.finishedAt = QDateTime::currentDateTimeUtc();
-    p.catalogBody = fixture(QStringLiteral("catalog-%1.json").arg(moment));
-    p.metricsBody = fixture(QStringLiteral("metrics-%1.txt").arg(moment));
-    return p;
+    return slp::monitor::test::recordedPoll(moment);
 }
 
 PollResult refused()
 {
-    PollResult p;
-    p.baseUrl = QUrl(QStringLiteral("http://127.0.0.1:8080"));
-    p.catalogError = QStringLiteral("Connection refused");
-    p.metricsError = QStringLiteral("Connection refused");
-    return p;
+    return slp::monitor::test::refusedPoll();
 }
 
 const RouteStatus *route(const StatusSnapshot &s, const QString &id)

@@ -5,6 +5,7 @@
 // disabled and never fire once deleted by a neighbour's handler. This test's own application
 // runs on the dispatcher.
 #include "net/epolldispatcher.h"
+#include "quietwindow.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -141,7 +142,7 @@ void TestEpollDispatcher::singleShotAndRepeatingTimers()
     QVERIFY2(shotAt >= 30, qPrintable(QString::number(shotAt)));
     QVERIFY2(clock.elapsed() >= 100, qPrintable(QString::number(clock.elapsed())));
     const int stoppedAt = ticks;
-    QTest::qWait(50);
+    QTest::qWait(slp::test::kQuietWindowMs);
     QCOMPARE(ticks, stoppedAt); // stopped means stopped
 }
 
@@ -159,13 +160,13 @@ void TestEpollDispatcher::killedTimerNeverFires()
     int thirdFired = 0;
     connect(&first, &QTimer::timeout, this, [&] {
         second.stop();
-        third.start(200);
+        third.start(2 * slp::test::kQuietWindowMs); // still ahead when the window ends
     });
     connect(&second, &QTimer::timeout, this, [&] { ++secondFired; });
     connect(&third, &QTimer::timeout, this, [&] { ++thirdFired; });
     first.start(10);
     second.start(10);
-    QTest::qWait(100);
+    QTest::qWait(slp::test::kQuietWindowMs);
     QCOMPARE(secondFired, 0);
     QCOMPARE(thirdFired, 0);
     QVERIFY(spinUntil([&] { return thirdFired == 1; }));
@@ -225,7 +226,7 @@ void TestEpollDispatcher::readAndWriteNotifiers()
     // Disabled: data arrives, nothing fires; enabled again, it does.
     readable.setEnabled(false);
     QVERIFY(::write(pair.fds[1], "d", 1) == 1);
-    QTest::qWait(50);
+    QTest::qWait(slp::test::kQuietWindowMs);
     QCOMPARE(reads, 1);
     readable.setEnabled(true);
     QVERIFY(spinUntil([&] { return reads == 2; }));
@@ -253,7 +254,7 @@ void TestEpollDispatcher::notifierDeletedByNeighbourIsNotActivated()
     QVERIFY(::write(a.fds[1], "x", 1) == 1);
     QVERIFY(::write(b.fds[1], "x", 1) == 1);
     QVERIFY(spinUntil([&] { return fired >= 1; }));
-    QTest::qWait(50);
+    QTest::qWait(slp::test::kQuietWindowMs);
     QCOMPARE(fired, 1);
 }
 
