@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "forward/requestlog.h"
 
-#include "forward/forwardexchange.h"
+#include "forward/forwardplan.h"
 #include "goduration.h"
 #include "observe/logging.h"
 
@@ -23,7 +23,14 @@ QString bareForLog(const QByteArray &value)
 
 QString RequestLog::upstreamUrl() const
 {
-    return m_plan.origin + QString::fromLatin1(m_plan.target);
+    return m_plan.route->origin + QString::fromLatin1(m_plan.request.target);
+}
+
+QString RequestLog::clientForLog() const
+{
+    return m_plan.clientRequestId.isEmpty()
+               ? QString()
+               : QStringLiteral(" client=") + quoteForLog(m_plan.clientRequestId);
 }
 
 QString RequestLog::id() const
@@ -37,18 +44,19 @@ void RequestLog::attemptFailed(int attempt, bool timedOut, const QString &peer,
     const QString prefix = QStringLiteral("[%1] Attempt %2/%3 for model %4 failed: ")
                                .arg(id())
                                .arg(attempt)
-                               .arg(m_plan.maxAttempts)
-                               .arg(m_plan.modelId);
+                               .arg(m_plan.route->maxAttempts)
+                               .arg(m_plan.route->modelId);
     const QString target =
-        QStringLiteral("%1 \"%2\"%3").arg(QString::fromLatin1(m_plan.method), upstreamUrl(), peer);
+        QStringLiteral("%1 \"%2\"%3")
+            .arg(QString::fromLatin1(m_plan.request.method), upstreamUrl(), peer);
     if (timedOut) {
         qCWarning(lcProxy).noquote() << prefix + QStringLiteral("timed out after ") +
-                                            m_plan.timeoutText + QStringLiteral(": ") + target +
-                                            QStringLiteral(": no response headers") +
-                                            m_plan.clientIdForLog;
+                                            m_plan.route->timeoutText + QStringLiteral(": ") +
+                                            target + QStringLiteral(": no response headers") +
+                                            clientForLog();
     } else {
         qCWarning(lcProxy).noquote()
-            << prefix + target + QStringLiteral(": ") + detail + m_plan.clientIdForLog;
+            << prefix + target + QStringLiteral(": ") + detail + clientForLog();
     }
 }
 
@@ -57,36 +65,36 @@ void RequestLog::brokeOff(qint64 bytesDown, const QString &peer, const QString &
     qCWarning(lcProxy).noquote()
         << QStringLiteral(
                "[%1] upstream response for model %2 broke off after %3 B: %4 \"%5\"%6: %7%8")
-               .arg(id(), m_plan.modelId)
+               .arg(id(), m_plan.route->modelId)
                .arg(bytesDown)
-               .arg(QString::fromLatin1(m_plan.method), upstreamUrl(), peer, detail,
-                    m_plan.clientIdForLog);
+               .arg(QString::fromLatin1(m_plan.request.method), upstreamUrl(), peer, detail,
+                    clientForLog());
 }
 
 void RequestLog::aggregateFailed(const QString &reason, const QByteArray &upstreamId) const
 {
     qCWarning(lcProxy).noquote()
         << QStringLiteral("[%1] aggregate for model %2 failed: %3: %4 \"%5\" upstream=%6%7")
-               .arg(id(), m_plan.modelId, reason, QString::fromLatin1(m_plan.method), upstreamUrl(),
-                    bareForLog(upstreamId), m_plan.clientIdForLog);
+               .arg(id(), m_plan.route->modelId, reason, QString::fromLatin1(m_plan.request.method),
+                    upstreamUrl(), bareForLog(upstreamId), clientForLog());
 }
 
 void RequestLog::streamIdle(qint64 upstreamBytes) const
 {
     qCWarning(lcProxy).noquote() << QStringLiteral(
                                         "[%1] stream idle for %2 after %3 bytes: %4 \"%5\"%6")
-                                        .arg(id(), m_plan.streamIdleTimeoutText)
+                                        .arg(id(), m_plan.route->streamIdleTimeoutText)
                                         .arg(upstreamBytes)
-                                        .arg(QString::fromLatin1(m_plan.method), upstreamUrl(),
-                                             m_plan.clientIdForLog);
+                                        .arg(QString::fromLatin1(m_plan.request.method),
+                                             upstreamUrl(), clientForLog());
 }
 
 void RequestLog::refused(const QString &detail) const
 {
     qCWarning(lcProxy).noquote() << QStringLiteral("[%1] %2 \"%3\" for model %4 refused: %5%6")
-                                        .arg(id(), QString::fromLatin1(m_plan.method),
-                                             upstreamUrl(), m_plan.modelId, detail,
-                                             m_plan.clientIdForLog);
+                                        .arg(id(), QString::fromLatin1(m_plan.request.method),
+                                             upstreamUrl(), m_plan.route->modelId, detail,
+                                             clientForLog());
 }
 
 void RequestLog::completed(int status, qint64 latencyNs, qint64 bytesDown,
@@ -101,14 +109,14 @@ void RequestLog::completed(int status, qint64 latencyNs, qint64 bytesDown,
         upstreamId.isEmpty() ? QString() : QStringLiteral(" upstream=") + bareForLog(upstreamId);
     qCInfo(lcProxy).noquote() << QStringLiteral(
                                      "[%1] %2 %3: %4%5 -> %6 %7 in %8 (%9 B up, %10 B down)%11%12")
-                                     .arg(id(), QString::fromLatin1(m_plan.method),
-                                          QString::fromLatin1(m_plan.target), m_plan.modelId, as,
-                                          m_plan.origin)
+                                     .arg(id(), QString::fromLatin1(m_plan.request.method),
+                                          QString::fromLatin1(m_plan.request.target),
+                                          m_plan.route->modelId, as, m_plan.route->origin)
                                      .arg(status)
                                      .arg(formatLatency(latencyNs))
                                      .arg(m_plan.request.body.size())
                                      .arg(bytesDown)
-                                     .arg(upstream, m_plan.clientIdForLog);
+                                     .arg(upstream, clientForLog());
 }
 
 void RequestLog::clientGone() const
@@ -116,7 +124,7 @@ void RequestLog::clientGone() const
     if (m_plan.logRequests) {
         qCInfo(lcProxy).noquote()
             << QStringLiteral("[%1] client went away; upstream request for model %2 aborted%3")
-                   .arg(id(), m_plan.modelId, m_plan.clientIdForLog);
+                   .arg(id(), m_plan.route->modelId, clientForLog());
     }
 }
 

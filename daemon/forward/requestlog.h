@@ -31,6 +31,7 @@ public:
 private:
     QString upstreamUrl() const;
     QString id() const;
+    QString clientForLog() const; // ` client="..."`, or empty
 
     const ForwardPlan &m_plan; // the exchange's, which outlives this
 };
