@@ -136,6 +136,7 @@ void ForwardExchange::onHead(const UpstreamHead &head)
     m_metrics.observe(metric::upstreamLatency, m_route.labels, double(m_latencyNs) / 1e9);
     m_status = head.status;
     m_upstreamRequestId = headerValue(head.headers, "x-request-id");
+    m_log.setUpstreamId(m_upstreamRequestId);
     if (m_plan.aggregate != ForwardPlan::Aggregate::Off && head.status == 200 &&
         headerValue(head.headers, "content-type").toLower().startsWith("text/event-stream")) {
         // Hold everything: the client gets one JSON answer (or a 502) once the stream ends.
@@ -232,7 +233,7 @@ void ForwardExchange::complete()
     }
     end(Ending::Completed);
     m_writer->finish();
-    m_log.completed(m_status, m_latencyNs, m_bytesDown, m_upstreamRequestId);
+    m_log.completed(m_status, m_latencyNs, m_bytesDown);
 }
 
 void ForwardExchange::breakOff(const QString &detail)
@@ -258,7 +259,7 @@ void ForwardExchange::aggregateBody()
 void ForwardExchange::finishAggregate()
 {
     if (!m_aggregate->succeeded()) {
-        m_log.aggregateFailed(m_aggregate->failureReason(*m_call), m_upstreamRequestId);
+        m_log.aggregateFailed(m_aggregate->failureReason(*m_call));
         return answerAggregateFailure(m_aggregate->failureBody(m_plan.requestId));
     }
     end(Ending::Completed);
@@ -274,7 +275,7 @@ void ForwardExchange::finishAggregate()
     m_writer->writeBody(body);
     observeOverhead(building);
     m_writer->finish();
-    m_log.completed(m_status, m_latencyNs, m_bytesDown, m_upstreamRequestId);
+    m_log.completed(m_status, m_latencyNs, m_bytesDown);
 }
 
 void ForwardExchange::answerAggregateFailure(const QByteArray &body)

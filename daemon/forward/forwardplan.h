@@ -41,6 +41,7 @@ struct ForwardPlan
     std::shared_ptr<const RouteForwarding> route;
     QByteArray requestId;       // SLP's slpq id
     QByteArray clientRequestId; // the client's own X-Request-Id, as sent (logged quoted), or empty
+    QByteArray traceId;         // the 32 hex digits of a valid W3C traceparent, or empty
     QString renamedTo;          // upstream model name when the body was rewritten, else empty
     bool logRequests = false;
     ExchangeCounter *exchanges = nullptr; // the daemon's, when it drains on exchanges

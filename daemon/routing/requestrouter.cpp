@@ -162,6 +162,7 @@ ForwardPlan RequestRouter::planFor(qsizetype index, const BodyScan &scan,
     plan.requestId = newRequestId();
     plan.logRequests = m_options.logRequests;
     plan.exchanges = m_options.exchanges;
+    plan.traceId = traceIdOf(request.headers);
     InboundHeaders headers = prepareUpstreamHeaders(request.headers, request.clientAddress);
     if (headers.hasClientRequestId) {
         plan.clientRequestId = headers.clientRequestId;

@@ -273,6 +273,16 @@ double attemptFailures(const MetricsRegistry &metrics, const QString &reason)
         {{QStringLiteral("model_id"), QStringLiteral("m")}, {QStringLiteral("reason"), reason}});
 }
 
+// The lines logRequestIds() expects: every outside value escaped, the ids at the end.
+const char *const kBrokeOffLine =
+    "[slpqtest0001] upstream response for model m broke off after 5 B: POST "
+    "\"http://127.0.0.1:9/v1/chat/completions?a=%2F\\x7f\": cut upstream=up-9\\x0a model=\"m\" "
+    "client=\"c\\x01\\\"x\" trace=4bf92f3577b34da6a3ce929d0e0e4736";
+const QString kRequestLine =
+    QStringLiteral("^\\[slpqtest0001\\] POST /v1/chat/completions\\?a=%2F: m as \"Up\\\\x0a1\" -> "
+                   "http://127\\.0\\.0\\.1:9 200 in \\S+ \\(13 B up, 2 B down\\) upstream=up-3 "
+                   "model=\"m\" trace=4bf92f3577b34da6a3ce929d0e0e4736$");
+
 double modelCounter(const MetricsRegistry &metrics, const QString &name)
 {
     return metrics.value(name, {{QStringLiteral("model_id"), QStringLiteral("m")}});
@@ -925,6 +935,41 @@ private Q_SLOTS:
         if (call->isRunning()) {
             call->succeed();
         }
+    }
+
+    // Every line about a request: SLP's id first, the upstream's id once it answered, the
+    // model, the client's id and the trace id; what came from outside escaped.
+    void logLinesCarryTheIds()
+    {
+        Rig rig;
+        ForwardPlan p = defaultPlan();
+        p.clientRequestId = "c\x01\"x";
+        p.traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+        p.logRequests = true;
+        p.request.target = "/v1/chat/completions?a=%2F\x7f";
+        rig.start(std::move(p));
+        FakeCall *call = rig.call();
+        QTest::ignoreMessage(QtWarningMsg, kBrokeOffLine);
+        call->sendHead(200, kJsonHead + HeaderList{{"X-Request-Id", "up-9\n"}}, 10);
+        call->push("hello");
+        call->fail(UpstreamCall::Failure::BrokenBody, QStringLiteral("cut"));
+        QVERIFY(rig.pair.waitClosed());
+    }
+
+    void requestLineCarriesTheIds()
+    {
+        Rig rig;
+        ForwardPlan p = defaultPlan();
+        p.traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+        p.logRequests = true;
+        p.renamedTo = QStringLiteral("Up\n1");
+        p.request.target = "/v1/chat/completions?a=%2F";
+        rig.start(std::move(p));
+        QTest::ignoreMessage(QtInfoMsg, QRegularExpression(kRequestLine));
+        rig.call()->sendHead(200, kJsonHead + HeaderList{{"X-Request-Id", "up-3"}}, 2);
+        rig.call()->push("{}");
+        rig.call()->succeed();
+        QVERIFY(rig.pair.receiveResponse());
     }
 };
 
