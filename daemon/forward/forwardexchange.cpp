@@ -73,6 +73,9 @@ void ForwardExchange::enter(Phase next)
 
 void ForwardExchange::end(Ending how)
 {
+    if (m_phase == Phase::Relaying && how != Ending::Completed) {
+        countBroken(how); // the client has a head, and its body will not end cleanly
+    }
     m_ending = how;
     enter(Phase::Done);
 }
@@ -115,6 +118,24 @@ QString ForwardExchange::upstreamPeerForLog() const
 void ForwardExchange::countRequest(int status)
 {
     m_metrics.add(metric::requestsTotal, metric::requestLabels(m_route.modelId, status));
+}
+
+void ForwardExchange::countBroken(Ending how)
+{
+    const auto reason = [how] {
+        switch (how) {
+        case Ending::IdleTimeout:
+            return QStringLiteral("idle_timeout");
+        case Ending::UpstreamReset:
+            return QStringLiteral("upstream_reset");
+        case Ending::ClientGone:
+            return QStringLiteral("client_gone");
+        default:
+            return QStringLiteral("upstream_closed");
+        }
+    };
+    m_metrics.add(metric::responsesBroken, {{QStringLiteral("model_id"), m_route.modelId},
+                                            {QStringLiteral("reason"), reason()}});
 }
 
 void ForwardExchange::observeOverhead(const QElapsedTimer &sinceHead)
@@ -238,7 +259,10 @@ void ForwardExchange::complete()
 
 void ForwardExchange::breakOff(const QString &detail)
 {
-    end(Ending::UpstreamCut);
+    // Qt reports most resets as a plain close ("remote host closed"): only a transport that
+    // names the reset in its detail is told apart.
+    end(detail.contains(QLatin1String("reset"), Qt::CaseInsensitive) ? Ending::UpstreamReset
+                                                                     : Ending::UpstreamClosed);
     // Never a silently truncated success: the client sees the connection end uncleanly.
     m_log.brokeOff(m_bytesDown, upstreamPeerForLog(), detail);
     m_writer->breakConnection();

@@ -43,11 +43,12 @@ public:
     // How the exchange ended.
     enum class Ending
     {
-        Completed,   // the whole answer reached the client
-        Answered,    // SLP answered in the upstream's place (400, 502)
-        UpstreamCut, // the upstream's body did not end cleanly
-        IdleTimeout, // stream_idle_timeout cut it
-        ClientGone,  // the client left first
+        Completed,      // the whole answer reached the client
+        Answered,       // SLP answered in the upstream's place (400, 502)
+        UpstreamClosed, // the upstream's body did not end cleanly (or ran past its length)
+        UpstreamReset,  // ... and the transport said the connection was reset
+        IdleTimeout,    // stream_idle_timeout cut it
+        ClientGone,     // the client left first
     };
 
     ForwardExchange(ForwardPlan plan, UpstreamTransport &transport, MetricsRegistry &metrics,
@@ -79,6 +80,7 @@ private:
     void breakOff(const QString &detail);
     void stopCall();
     void countRequest(int status);
+    void countBroken(Ending how);
     void observeOverhead(const QElapsedTimer &sinceHead);
     QString upstreamPeerForLog() const; // " (127.0.0.1:8000)", or empty
 

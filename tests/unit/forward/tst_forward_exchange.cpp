@@ -283,6 +283,13 @@ const QString kRequestLine =
                    "http://127\\.0\\.0\\.1:9 200 in \\S+ \\(13 B up, 2 B down\\) upstream=up-3 "
                    "model=\"m\" trace=4bf92f3577b34da6a3ce929d0e0e4736$");
 
+double broken(const MetricsRegistry &metrics, const QString &reason)
+{
+    return metrics.value(
+        slp::metric::responsesBroken,
+        {{QStringLiteral("model_id"), QStringLiteral("m")}, {QStringLiteral("reason"), reason}});
+}
+
 double modelCounter(const MetricsRegistry &metrics, const QString &name)
 {
     return metrics.value(name, {{QStringLiteral("model_id"), QStringLiteral("m")}});
@@ -935,6 +942,74 @@ private Q_SLOTS:
         if (call->isRunning()) {
             call->succeed();
         }
+    }
+
+    // slp_responses_broken_total: a head reached the client and its body did not end cleanly.
+    void brokenResponsesCountedByReason_data()
+    {
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("idle") << QStringLiteral("idle_timeout");
+        QTest::newRow("closed") << QStringLiteral("upstream_closed");
+        QTest::newRow("reset") << QStringLiteral("upstream_reset");
+        QTest::newRow("client gone") << QStringLiteral("client_gone");
+    }
+    void brokenResponsesCountedByReason()
+    {
+        QFETCH(QString, reason);
+        Rig rig;
+        rig.start(watchedPlan(std::chrono::milliseconds(reason == "idle_timeout" ? 200 : 0),
+                              std::chrono::milliseconds(0)));
+        FakeCall *call = rig.call();
+        call->sendHead(200, kSseHead);
+        call->push("data: 1\n\n");
+        QVERIFY(rig.pair.receive(10));
+        if (reason == "upstream_closed") {
+            call->fail(UpstreamCall::Failure::BrokenBody,
+                       QStringLiteral("connection closed by the upstream mid-body"));
+        } else if (reason == "upstream_reset") {
+            call->fail(UpstreamCall::Failure::BrokenBody,
+                       QStringLiteral("Connection reset by peer"));
+        } else if (reason == "client_gone") {
+            rig.pair.client()->abort();
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(broken(rig.ex->metrics, reason), 1.0, kWaitMs);
+        const QByteArray text = rig.ex->metrics.render();
+        QCOMPARE(text.count("slp_responses_broken_total{"), 1); // that reason only
+    }
+
+    // No head reached the client (a 502, a 499, an aggregate's 502) or the body ended: none.
+    void notBrokenWithoutHeadOrWhenComplete_data()
+    {
+        QTest::addColumn<int>("how");
+        QTest::newRow("complete") << 0;
+        QTest::newRow("502 before a head") << 1;
+        QTest::newRow("client gone before a head") << 2;
+        QTest::newRow("aggregate cut") << 3;
+    }
+    void notBrokenWithoutHeadOrWhenComplete()
+    {
+        QFETCH(int, how);
+        Rig rig;
+        rig.start(how == 3 ? aggregatePlan() : defaultPlan());
+        FakeCall *call = rig.call();
+        if (how == 0) {
+            call->sendHead(200, kJsonHead, 2);
+            call->push("{}");
+            call->succeed();
+        } else if (how == 1) {
+            call->fail(UpstreamCall::Failure::Protocol, QStringLiteral("malformed"));
+        } else if (how == 2) {
+            rig.pair.client()->abort();
+            QTRY_VERIFY_WITH_TIMEOUT(rig.transport.log(0).aborted, kWaitMs);
+        } else {
+            call->sendHead(200, kSseHead);
+            call->push(chatChunk(R"({"content":"Hel"})"));
+            call->fail(UpstreamCall::Failure::BrokenBody, QStringLiteral("closed mid-body"));
+        }
+        if (how != 2) {
+            QVERIFY(rig.pair.receiveResponse());
+        }
+        QVERIFY(!rig.ex->metrics.render().contains("slp_responses_broken_total{"));
     }
 
     // Every line about a request: SLP's id first, the upstream's id once it answered, the
