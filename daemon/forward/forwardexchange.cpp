@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "forward/forwardexchange.h"
 
-#include "aggregate/sseaggregator.h"
+#include "forward/aggregateanswer.h"
 #include "forward/exchangecounter.h"
 #include "forward/forwardheaders.h"
-#include "forward/requestlog.h"
 #include "forward/streamwatch.h"
 #include "http/errorbody.h"
 #include "http/responsewriter.h"
@@ -21,20 +20,20 @@ constexpr QByteArrayView kKeepaliveComment = ": keep-alive\n\n";
 
 ForwardExchange::ForwardExchange(ForwardPlan plan, UpstreamTransport &transport,
                                  MetricsRegistry &metrics, ResponseWriter *writer)
-    : QObject(writer), m_plan(std::move(plan)), m_routeLabels(metric::modelLabels(m_plan.modelId)),
-      m_transport(transport), m_metrics(metrics), m_writer(writer)
+    : QObject(writer), m_plan(std::move(plan)), m_transport(transport), m_metrics(metrics),
+      m_writer(writer)
 {
     m_ttfbTimer.setSingleShot(true);
     // A precise timer: the timeout is a contract number that shows in 502 messages.
     m_ttfbTimer.setTimerType(Qt::PreciseTimer);
     connect(&m_ttfbTimer, &QTimer::timeout, this, &ForwardExchange::onTimeout);
-    connect(writer, &ResponseWriter::writable, this, &ForwardExchange::relay);
+    connect(writer, &ResponseWriter::writable, this, &ForwardExchange::pump);
     connect(writer, &ResponseWriter::clientGone, this, &ForwardExchange::onClientGone);
     m_metrics.add(metric::inflightRequests, {}, 1);
     if (m_plan.exchanges) {
         m_plan.exchanges->add();
     }
-    m_metrics.add(metric::routeInflight, m_routeLabels, 1);
+    m_metrics.add(metric::routeInflight, m_route.labels, 1);
 }
 
 ForwardExchange::~ForwardExchange()
@@ -43,13 +42,13 @@ ForwardExchange::~ForwardExchange()
     if (m_plan.exchanges) {
         m_plan.exchanges->remove();
     }
-    m_metrics.add(metric::routeInflight, m_routeLabels, -1);
+    m_metrics.add(metric::routeInflight, m_route.labels, -1);
     if (!m_call) {
         return;
     }
     m_call->disconnect(this);
-    const bool cleanEnd = m_done && m_call->headArrived() &&
-                          m_call->failure() == UpstreamCall::Failure::None && !m_clientGone;
+    const bool cleanEnd = m_phase == Phase::Done && m_ending == Ending::Completed &&
+                          m_call->failure() == UpstreamCall::Failure::None;
     if (cleanEnd && m_call->isRunning()) {
         // Every byte arrived; the transport is only finishing its bookkeeping. Let it, so the
         // upstream connection stays open for the next request.
@@ -58,6 +57,28 @@ ForwardExchange::~ForwardExchange()
         return;
     }
     m_call->abort(); // a client that left must stop the GPU at once
+}
+
+void ForwardExchange::enter(Phase next)
+{
+    Q_ASSERT(m_phase != Phase::Done);
+    Q_ASSERT(next != Phase::WaitingForHead || m_phase == Phase::WaitingForHead);
+    m_phase = next;
+    if (next != Phase::WaitingForHead) {
+        m_ttfbTimer.stop(); // a head, or the end: time to first byte no longer counts
+    }
+    if (next == Phase::Done && m_watch) {
+        m_watch->stop();
+    }
+}
+
+void ForwardExchange::end(Ending how)
+{
+    if (m_phase == Phase::Relaying && how != Ending::Completed) {
+        countBroken(how); // the client has a head, and its body will not end cleanly
+    }
+    m_ending = how;
+    enter(Phase::Done);
 }
 
 void ForwardExchange::start()
@@ -75,9 +96,18 @@ void ForwardExchange::launch()
         m_handOverNs = m_plan.received.nsecsElapsed();
     }
     connect(m_call.get(), &UpstreamCall::headReceived, this, &ForwardExchange::onHead);
-    connect(m_call.get(), &UpstreamCall::readyRead, this, &ForwardExchange::relay);
+    connect(m_call.get(), &UpstreamCall::readyRead, this, &ForwardExchange::pump);
     connect(m_call.get(), &UpstreamCall::finished, this, &ForwardExchange::onFinished);
-    m_ttfbTimer.start(m_plan.timeout);
+    m_ttfbTimer.start(m_route.timeout);
+}
+
+// Nothing of this call reaches the client any more: stop it (closes its connection).
+void ForwardExchange::stopCall()
+{
+    if (m_call) {
+        m_call->disconnect(this);
+        m_call->abort();
+    }
 }
 
 QString ForwardExchange::upstreamPeerForLog() const
@@ -88,7 +118,25 @@ QString ForwardExchange::upstreamPeerForLog() const
 
 void ForwardExchange::countRequest(int status)
 {
-    m_metrics.add(metric::requestsTotal, metric::requestLabels(m_plan.modelId, status));
+    m_metrics.add(metric::requestsTotal, metric::requestLabels(m_route.modelId, status));
+}
+
+void ForwardExchange::countBroken(Ending how)
+{
+    const auto reason = [how] {
+        switch (how) {
+        case Ending::IdleTimeout:
+            return QStringLiteral("idle_timeout");
+        case Ending::UpstreamReset:
+            return QStringLiteral("upstream_reset");
+        case Ending::ClientGone:
+            return QStringLiteral("client_gone");
+        default:
+            return QStringLiteral("upstream_closed");
+        }
+    };
+    m_metrics.add(metric::responsesBroken, {{QStringLiteral("model_id"), m_route.modelId},
+                                            {QStringLiteral("reason"), reason()}});
 }
 
 void ForwardExchange::observeOverhead(const QElapsedTimer &sinceHead)
@@ -102,31 +150,34 @@ void ForwardExchange::onHead(const UpstreamHead &head)
     sinceHead.start();
     m_ttfbTimer.stop();
     // Any head, whatever its status, proves the backend is there: the run of failures ends.
-    m_metrics.set(metric::consecutiveFailures, m_routeLabels, 0);
-    if (!m_writer || m_clientGone) {
+    m_metrics.set(metric::consecutiveFailures, m_route.labels, 0);
+    if (m_phase != Phase::WaitingForHead || !m_writer) {
         return;
     }
     m_latencyNs = m_sinceStart.nsecsElapsed();
-    m_metrics.observe(metric::upstreamLatency, m_routeLabels, double(m_latencyNs) / 1e9);
+    m_metrics.observe(metric::upstreamLatency, m_route.labels, double(m_latencyNs) / 1e9);
     m_status = head.status;
     m_upstreamRequestId = headerValue(head.headers, "x-request-id");
+    m_log.setUpstreamId(m_upstreamRequestId);
     if (m_plan.aggregate != ForwardPlan::Aggregate::Off && head.status == 200 &&
         isEventStream(headerValue(head.headers, "content-type"))) {
         // Hold everything: the client gets one JSON answer (or a 502) once the stream ends.
-        m_aggregator = std::make_unique<SseAggregator>(
-            m_plan.aggregate == ForwardPlan::Aggregate::Chat ? SseAggregator::Kind::Chat
-                                                             : SseAggregator::Kind::Completion);
-        m_aggregateHeaders = head.headers;
+        m_aggregate = std::make_unique<AggregateAnswer>(m_plan.aggregate, head.headers);
+        enter(Phase::Aggregating);
         startWatch(false); // nothing reaches the client before the end: no comments
-        aggregateAvailable();
+        aggregateBody();
         return;
     }
     // Upstream error statuses and backends that ignore "stream": true pass through untouched.
-    countRequest(head.status);
+    relayHead(head, sinceHead);
+}
 
+void ForwardExchange::relayHead(const UpstreamHead &head, const QElapsedTimer &sinceHead)
+{
+    countRequest(head.status);
     // A HEAD answer's Content-Length describes the GET it stands for: no body bytes follow.
-    m_bodyless = statusHasNoBody(head.status) || m_plan.method == "HEAD";
-    m_expectedLength = m_bodyless ? 0 : head.contentLength;
+    const bool bodyless = statusHasNoBody(head.status) || m_plan.request.method == "HEAD";
+    m_expectedLength = bodyless ? 0 : head.contentLength;
     ResponseHead out;
     out.status = head.status;
     out.reason = head.reason;
@@ -136,27 +187,36 @@ void ForwardExchange::onHead(const UpstreamHead &head)
         out.headers.append({QByteArrayLiteral("X-Request-Id"), m_plan.requestId});
     }
     out.contentLength = head.contentLength;
+    enter(Phase::Relaying);
     m_writer->writeHead(out);
     observeOverhead(sinceHead);
+    if (m_phase != Phase::Relaying) {
+        return; // the client left while its head was written
+    }
     // Comments only where they cannot break framing: a body of unknown length (a comment
     // would run past a Content-Length) that is an event stream.
-    startWatch(!m_bodyless && head.contentLength < 0 &&
+    startWatch(!bodyless && head.contentLength < 0 &&
                isEventStream(headerValue(head.headers, "content-type")));
-    relay();
+    relayBody();
 }
 
-void ForwardExchange::relay()
+void ForwardExchange::pump()
 {
-    if (!m_call || !m_writer || m_done || !m_call->headArrived()) {
+    if (!m_writer) {
         return;
     }
-    if (m_aggregator) {
-        aggregateAvailable();
-        return;
+    if (m_phase == Phase::Relaying) {
+        relayBody();
+    } else if (m_phase == Phase::Aggregating) {
+        aggregateBody();
     }
+}
+
+void ForwardExchange::relayBody()
+{
     // Pull from upstream only while the client keeps up: what is not read stays in the
     // transport's bounded buffer, so a slow client never makes SLP hold a whole response.
-    while (m_call->bytesAvailable() > 0 && m_writer->isWritable()) {
+    while (m_phase == Phase::Relaying && m_call->bytesAvailable() > 0 && m_writer->isWritable()) {
         const QByteArray piece = m_call->read(kRelayPiece);
         if (piece.isEmpty()) {
             break;
@@ -168,8 +228,7 @@ void ForwardExchange::relay()
         }
         if (!m_writer->writeBody(piece)) {
             // The excess would be read as the next response: the upstream connection is spent.
-            m_call->disconnect(this);
-            m_call->abort();
+            stopCall();
             return breakOff(QStringLiteral("the upstream sent more than its Content-Length"));
         }
     }
@@ -177,133 +236,77 @@ void ForwardExchange::relay()
     // yet: a client that closes right after must not look like one that left mid-answer.
     if (m_expectedLength >= 0 && m_bytesDown >= m_expectedLength &&
         m_call->failure() == UpstreamCall::Failure::None) {
-        m_upstreamDone = true;
+        m_upstreamFinished = true;
     }
-    if (m_upstreamDone && m_call->bytesAvailable() == 0) {
+    if (m_upstreamFinished && m_call->bytesAvailable() == 0) {
         complete();
     }
 }
 
 void ForwardExchange::complete()
 {
-    if (m_done) {
+    if (m_phase != Phase::Relaying) {
         return;
     }
-    m_done = true;
-    stopWatch();
     // A body shorter than its Content-Length is broken whatever the transport said.
     const bool shortBody = m_expectedLength >= 0 && m_bytesDown < m_expectedLength;
-    const UpstreamCall::Failure failure =
-        shortBody && m_call->failure() == UpstreamCall::Failure::None
-            ? UpstreamCall::Failure::BrokenBody
-            : m_call->failure();
-    if (failure != UpstreamCall::Failure::None) {
+    if (shortBody || m_call->failure() != UpstreamCall::Failure::None) {
         return breakOff(m_call->errorDetail());
     }
+    end(Ending::Completed);
     m_writer->finish();
-    logCompletion();
+    m_log.completed(m_status, m_latencyNs, m_bytesDown);
 }
 
 void ForwardExchange::breakOff(const QString &detail)
 {
-    m_done = true;
-    stopWatch();
+    // Qt reports most resets as a plain close ("remote host closed"): only a transport that
+    // names the reset in its detail is told apart.
+    end(detail.contains(QLatin1String("reset"), Qt::CaseInsensitive) ? Ending::UpstreamReset
+                                                                     : Ending::UpstreamClosed);
     // Never a silently truncated success: the client sees the connection end uncleanly.
     m_log.brokeOff(m_bytesDown, upstreamPeerForLog(), detail);
     m_writer->breakConnection();
 }
 
-void ForwardExchange::logCompletion()
+void ForwardExchange::aggregateBody()
 {
-    m_log.completed(m_status, m_latencyNs, m_bytesDown, m_upstreamRequestId);
-}
-
-void ForwardExchange::aggregateAvailable()
-{
-    // Read as fast as the upstream sends: memory grows with the generated output only (the
-    // aggregator keeps assembled strings, not the raw stream).
-    while (m_call->bytesAvailable() > 0 &&
-           m_aggregator->state() == SseAggregator::State::Streaming) {
-        const QByteArray piece = m_call->read(kRelayPiece);
-        if (piece.isEmpty()) {
-            break;
+    m_upstreamBytes += m_aggregate->read(*m_call);
+    if (!m_aggregate->decided()) {
+        if (!m_upstreamFinished || m_call->bytesAvailable() > 0) {
+            return; // more to come
         }
-        m_upstreamBytes += piece.size();
-        m_aggregator->feed(piece);
+        m_aggregate->endOfInput(m_call->failure() == UpstreamCall::Failure::None);
     }
-    if (m_aggregator->state() != SseAggregator::State::Streaming) {
-        finishAggregate(); // an in-band error or garbage: no need to wait for the end
-        return;
-    }
-    if (m_upstreamDone && m_call->bytesAvailable() == 0) {
-        if (m_call->failure() == UpstreamCall::Failure::None) {
-            m_aggregator->finishInput();
-        }
-        finishAggregate();
-    }
+    finishAggregate(); // decided early (an in-band error or garbage), or the stream ended
 }
 
 void ForwardExchange::finishAggregate()
 {
-    if (m_done) {
-        return;
+    if (!m_aggregate->succeeded()) {
+        m_log.aggregateFailed(m_aggregate->failureReason(*m_call));
+        return answerAggregateFailure(m_aggregate->failureBody(m_plan.requestId));
     }
-    m_done = true;
-    stopWatch();
-    const SseAggregator::State state = m_aggregator->state();
-    if (state == SseAggregator::State::Done) {
-        // The client's head waits for the whole stream: SLP's share is building the answer.
-        QElapsedTimer building;
-        building.start();
-        const QByteArray body = m_aggregator->result();
-        m_bytesDown = body.size();
-        countRequest(200);
-        ResponseHead out;
-        for (const auto &header : prepareClientHeaders(m_aggregateHeaders)) {
-            if (header.first.compare("content-type", Qt::CaseInsensitive) == 0 ||
-                header.first.compare("cache-control", Qt::CaseInsensitive) == 0) {
-                continue; // they described the stream, not this answer
-            }
-            out.headers.append(header);
-        }
-        if (m_upstreamRequestId.isEmpty()) {
-            out.headers.append({QByteArrayLiteral("X-Request-Id"), m_plan.requestId});
-        }
-        out.headers.append(
-            {QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/json")});
-        out.contentLength = body.size();
-        m_writer->writeHead(out);
-        m_writer->writeBody(body);
-        observeOverhead(building);
-        m_writer->finish();
-        logCompletion();
-        return;
-    }
-    if (state == SseAggregator::State::UpstreamError) {
-        answerAggregateFailure(m_aggregator->errorJson(),
-                               QStringLiteral("the upstream sent an error event mid-stream"));
-        return;
-    }
-    const bool lost = m_call->failure() != UpstreamCall::Failure::None;
-    const QString reason =
-        lost ? QStringLiteral("upstream connection lost: ") + m_call->errorDetail()
-             : m_aggregator->malformedReason();
-    answerAggregateFailure(
-        openAiErrorJson(QStringLiteral("upstream stream ended before completion (request id: %1)")
-                            .arg(QString::fromLatin1(m_plan.requestId)),
-                        QStringLiteral("upstream_error"), "upstream_incomplete"),
-        reason);
+    end(Ending::Completed);
+    // The client's head waits for the whole stream: SLP's share is building the answer.
+    QElapsedTimer building;
+    building.start();
+    const QByteArray body = m_aggregate->body();
+    m_bytesDown = body.size();
+    countRequest(200);
+    ResponseHead out = m_aggregate->head(m_plan.requestId, m_upstreamRequestId);
+    out.contentLength = body.size();
+    m_writer->writeHead(out);
+    m_writer->writeBody(body);
+    observeOverhead(building);
+    m_writer->finish();
+    m_log.completed(m_status, m_latencyNs, m_bytesDown);
 }
 
-void ForwardExchange::answerAggregateFailure(const QByteArray &body, const QString &logReason)
+void ForwardExchange::answerAggregateFailure(const QByteArray &body)
 {
-    if (m_call) {
-        m_call->disconnect(this);
-        m_call->abort(); // nothing more of this stream can reach the client
-    }
-    if (!logReason.isEmpty()) { // empty: the caller logged it its own way
-        m_log.aggregateFailed(logReason, m_upstreamRequestId);
-    }
+    end(Ending::Answered);
+    stopCall(); // nothing more of this stream can reach the client
     countRequest(502);
     // The upstream answered, so its id (when it sent one) is the one to quote.
     const QByteArray id = m_upstreamRequestId.isEmpty() ? m_plan.requestId : m_upstreamRequestId;
@@ -313,17 +316,17 @@ void ForwardExchange::answerAggregateFailure(const QByteArray &body, const QStri
 void ForwardExchange::onFinished()
 {
     m_ttfbTimer.stop();
-    if (m_clientGone || !m_writer) {
+    if (m_phase == Phase::Done || !m_writer) {
         return;
     }
     if (m_call->headArrived()) {
-        m_upstreamDone = true;
-        relay();
+        m_upstreamFinished = true;
+        pump();
         return;
     }
     if (m_call->failure() == UpstreamCall::Failure::Unsendable) {
         // Nothing went upstream: the request itself is what the transport cannot carry.
-        m_done = true;
+        end(Ending::Answered);
         m_log.refused(m_call->errorDetail());
         countRequest(400);
         m_writer->respondError(400, m_call->errorDetail(), m_plan.requestId);
@@ -339,23 +342,24 @@ void ForwardExchange::failBeforeHead()
     const QString reason = m_timedOut                           ? QStringLiteral("timed out")
                            : m_call->isConnectionLevelFailure() ? QStringLiteral("connect")
                                                                 : QStringLiteral("protocol");
-    m_metrics.add(metric::upstreamAttempts, {{QStringLiteral("model_id"), m_plan.modelId},
+    m_metrics.add(metric::upstreamAttempts, {{QStringLiteral("model_id"), m_route.modelId},
                                              {QStringLiteral("reason"), reason}});
-    m_metrics.add(metric::consecutiveFailures, m_routeLabels);
+    m_metrics.add(metric::consecutiveFailures, m_route.labels);
 
     // One re-dial, only when nothing reached the upstream's model: never after a timeout (it
     // may still be generating) and never once any response byte arrived.
-    if (!m_timedOut && m_call->isConnectionLevelFailure() && m_attempt < m_plan.maxAttempts) {
+    if (!m_timedOut && m_call->isConnectionLevelFailure() && m_attempt < m_route.maxAttempts) {
         // The old call is finishing inside its own signal: let the event loop delete it.
         m_call.release()->deleteLater();
+        enter(Phase::WaitingForHead);
         launch();
         return;
     }
 
-    m_done = true;
+    end(Ending::Answered);
     const QString message =
         m_timedOut ? QStringLiteral("upstream request timed out after %1 (request id: %2)")
-                         .arg(m_plan.timeoutText, QString::fromLatin1(m_plan.requestId))
+                         .arg(m_route.timeoutText, QString::fromLatin1(m_plan.requestId))
                    : QStringLiteral("upstream request failed (request id: %1)")
                          .arg(QString::fromLatin1(m_plan.requestId));
     countRequest(502);
@@ -365,7 +369,7 @@ void ForwardExchange::failBeforeHead()
 
 void ForwardExchange::onTimeout()
 {
-    if (!m_call || m_call->headArrived()) {
+    if (m_phase != Phase::WaitingForHead || !m_call || m_call->headArrived()) {
         return;
     }
     m_timedOut = true;
@@ -374,28 +378,19 @@ void ForwardExchange::onTimeout()
 
 void ForwardExchange::onClientGone()
 {
-    if (m_clientGone) {
-        return;
-    }
-    m_clientGone = true;
-    m_ttfbTimer.stop();
-    if (!m_done && m_call && !m_call->headArrived()) {
-        countRequest(499); // nginx's code for "client closed the request"
-    }
-    if (!m_done) {
+    if (m_phase != Phase::Done) {
+        if (m_phase == Phase::WaitingForHead) {
+            countRequest(499); // nginx's code for "client closed the request"
+        }
         m_log.clientGone();
+        end(Ending::ClientGone);
     }
-    m_done = true;
-    stopWatch();
-    if (m_call) {
-        m_call->disconnect(this);
-        m_call->abort();
-    }
+    stopCall(); // even after a complete answer: nobody reads what the call still has
 }
 
 void ForwardExchange::startWatch(bool keepalive)
 {
-    m_watch = StreamWatch::create(m_plan.streamIdleTimeout, m_plan.sseKeepalive, keepalive,
+    m_watch = StreamWatch::create(m_route.streamIdleTimeout, m_route.sseKeepalive, keepalive,
                                   m_call.get(), this);
     if (m_watch) {
         connect(m_watch, &StreamWatch::stalled, this, &ForwardExchange::onStalled);
@@ -403,16 +398,9 @@ void ForwardExchange::startWatch(bool keepalive)
     }
 }
 
-void ForwardExchange::stopWatch()
-{
-    if (m_watch) {
-        m_watch->stop();
-    }
-}
-
 void ForwardExchange::onStalled()
 {
-    if (m_done || !m_call || !m_writer || m_upstreamDone) {
+    if (m_phase == Phase::Done || !m_writer || m_upstreamFinished) {
         return;
     }
     if (m_call->bytesAvailable() > 0) {
@@ -421,29 +409,24 @@ void ForwardExchange::onStalled()
         return;
     }
     m_log.streamIdle(m_upstreamBytes);
-    m_metrics.add(metric::streamIdleTimeouts, m_routeLabels);
-    m_done = true;
-    stopWatch();
-    if (m_aggregator) { // nothing was sent yet: a 502, and the upstream call aborted
-        return answerAggregateFailure(
-            openAiErrorJson(QStringLiteral("upstream stream stalled (request id: %1)")
-                                .arg(QString::fromLatin1(m_plan.requestId)),
-                            QStringLiteral("upstream_error"), "upstream_stalled"),
-            QString());
+    m_metrics.add(metric::streamIdleTimeouts, m_route.labels);
+    if (m_phase == Phase::Aggregating) { // nothing was sent yet: a 502, the call aborted
+        return answerAggregateFailure(AggregateAnswer::stalledBody(m_plan.requestId));
     }
-    m_call->disconnect(this);
-    m_call->abort(); // closes the upstream connection: a wedged worker holds nothing of ours
+    end(Ending::IdleTimeout);
+    stopCall(); // closes the upstream connection: a wedged worker holds nothing of ours
     m_writer->breakConnection(); // chunked: no last chunk; Content-Length: short; then closed
 }
 
 void ForwardExchange::onKeepaliveDue()
 {
     // Skipped while the client is backed up or bytes wait: the next tick tries again.
-    if (m_done || !m_call || !m_writer || m_call->bytesAvailable() > 0 || !m_writer->isWritable()) {
+    if (m_phase != Phase::Relaying || !m_writer || m_call->bytesAvailable() > 0 ||
+        !m_writer->isWritable()) {
         return;
     }
     m_writer->writeBody(kKeepaliveComment.toByteArray());
-    m_metrics.add(metric::sseKeepalives, m_routeLabels);
+    m_metrics.add(metric::sseKeepalives, m_route.labels);
 }
 
 } // namespace slp

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "forward/forwardplan.h"
 #include "forward/requestlog.h"
-#include "prometheustext.h"
 #include "upstream/upstreamtransport.h"
 
 #include <QElapsedTimer>
@@ -10,110 +10,103 @@
 #include <QPointer>
 #include <QTimer>
 
-#include <chrono>
 #include <memory>
 
 namespace slp {
 
-class ExchangeCounter;
+class AggregateAnswer;
 class MetricsRegistry;
 class ResponseWriter;
-class SseAggregator;
 class StreamWatch;
 
-// Everything the router decided about one request before it goes upstream.
-struct ForwardPlan
-{
-    QByteArray requestId;   // SLP's slpq id
-    QString clientIdForLog; // ` client="..."` suffix for log lines, or empty
-    QString modelId;        // exposed id (metrics label, logs)
-    QString renamedTo;      // upstream model name when the body was rewritten, else empty
-    QString origin;         // upstream origin, for log lines
-    QByteArray method;
-    QByteArray target; // path and query as the client sent them
-    std::chrono::milliseconds timeout{60000};
-    QString timeoutText;                  // as written in the config, for the 502 and the log
-    int maxAttempts = 1;                  // 2 with retry: true
-    ExchangeCounter *exchanges = nullptr; // the daemon's, when it drains on exchanges
-    // After the response head: no upstream body byte for this long breaks the response (0: off).
-    std::chrono::milliseconds streamIdleTimeout{0};
-    QString streamIdleTimeoutText; // as formatGoDuration spells the route's value, for the log
-    // A relayed text/event-stream silent this long gets ": keep-alive\n\n" at a boundary (0: off).
-    std::chrono::milliseconds sseKeepalive{0};
-    bool logRequests = false;
-    // aggregate: true and a non-streaming chat/completions request: the upstream was asked to
-    // stream and the SSE is reassembled into the JSON the client asked for.
-    enum class Aggregate
-    {
-        Off,
-        Chat,
-        Completion
-    };
-    Aggregate aggregate = Aggregate::Off;
-    UpstreamRequest request;
-    QElapsedTimer received; // started when the complete request reached the router (overhead)
-};
-
 // One client request forwarded to one upstream: the time-to-first-byte timer, the single
-// re-dial, and the relay of the response into the client's ResponseWriter with backpressure.
+// re-dial, and the relay of the response into the client's ResponseWriter with backpressure
+// (or, on an aggregate route, the stream handed to an AggregateAnswer).
 // Owned by its writer (Qt child), so a client that leaves takes the upstream request with it.
+//
+// Phases, moved through by enter() only:
+//   WaitingForHead --head--> Relaying | Aggregating --end()--> Done
+//   WaitingForHead --failure, re-dial--> WaitingForHead
+//   any --end()--> Done: the client has its answer, its cut, or has left; nothing more is
+//   written. end() is the one place an exchange ends.
 class ForwardExchange : public QObject
 {
     Q_OBJECT
 public:
+    enum class Phase
+    {
+        WaitingForHead, // a call is under way (attempt 1 or 2), no response head yet
+        Relaying,       // the upstream's head went to the client; its body follows
+        Aggregating,    // the upstream's event stream is being reassembled (nothing sent yet)
+        Done,
+    };
+    // How the exchange ended.
+    enum class Ending
+    {
+        Completed,      // the whole answer reached the client
+        Answered,       // SLP answered in the upstream's place (400, 502)
+        UpstreamClosed, // the upstream's body did not end cleanly (or ran past its length)
+        UpstreamReset,  // ... and the transport said the connection was reset
+        IdleTimeout,    // stream_idle_timeout cut it
+        ClientGone,     // the client left first
+    };
+
     ForwardExchange(ForwardPlan plan, UpstreamTransport &transport, MetricsRegistry &metrics,
                     ResponseWriter *writer);
     ~ForwardExchange() override;
 
     void start();
+    Phase phase() const { return m_phase; }
 
 private:
+    void enter(Phase next);
+    void end(Ending how);
     void launch();
     void onHead(const UpstreamHead &head);
+    void relayHead(const UpstreamHead &head, const QElapsedTimer &sinceHead);
     void onFinished();
     void onTimeout();
     void onClientGone();
     void startWatch(bool keepalive);
-    void stopWatch();
     void onStalled();
     void onKeepaliveDue();
-    void relay();
+    void pump();
+    void relayBody();
     void complete();
     void failBeforeHead();
-    void logCompletion();
-    void aggregateAvailable();
+    void aggregateBody();
     void finishAggregate();
-    void answerAggregateFailure(const QByteArray &body, const QString &logReason);
+    void answerAggregateFailure(const QByteArray &body);
     void breakOff(const QString &detail);
+    void stopCall();
     void countRequest(int status);
+    void countBroken(Ending how);
     void observeOverhead(const QElapsedTimer &sinceHead);
     QString upstreamPeerForLog() const; // " (127.0.0.1:8000)", or empty
 
     ForwardPlan m_plan;
+    const RouteForwarding &m_route{*m_plan.route};
     RequestLog m_log{m_plan};
-    const PromLabels m_routeLabels; // {model_id}: built once, used by every metric update
     UpstreamTransport &m_transport;
     MetricsRegistry &m_metrics;
     QPointer<ResponseWriter> m_writer;
     std::unique_ptr<UpstreamCall> m_call;
     QTimer m_ttfbTimer;
     QElapsedTimer m_sinceStart; // this attempt
+    Phase m_phase = Phase::WaitingForHead;
+    Ending m_ending = Ending::Completed; // meaningful once Done
     int m_attempt = 0;
-    bool m_timedOut = false;
-    bool m_clientGone = false;
-    bool m_upstreamDone = false;
-    bool m_done = false;
-    bool m_bodyless = false; // the upstream's status carries no body
+    bool m_timedOut = false;         // this attempt ran out of time to first byte
+    bool m_upstreamFinished = false; // the upstream's body ended (finished, or its length in)
     int m_status = 0;
     qint64 m_latencyNs = 0;
     qint64 m_handOverNs = 0;      // complete request -> handed to the transport (first attempt)
     qint64 m_bytesDown = 0;       // upstream body bytes relayed (keep-alive comments excluded)
     qint64 m_upstreamBytes = 0;   // upstream body bytes read, relayed or aggregated
-    qint64 m_expectedLength = -1; // the upstream's Content-Length, when it gave one
+    qint64 m_expectedLength = -1; // the upstream's Content-Length (0 for a bodyless answer)
     QByteArray m_upstreamRequestId;
-    std::unique_ptr<SseAggregator> m_aggregator; // set while reassembling a stream
-    HeaderList m_aggregateHeaders;               // the upstream's head, held until the end
-    StreamWatch *m_watch = nullptr;              // child; only when the route sets a stream timer
+    std::unique_ptr<AggregateAnswer> m_aggregate; // while Aggregating
+    StreamWatch *m_watch = nullptr;               // child; only when the route sets a stream timer
 };
 
 } // namespace slp

@@ -3,6 +3,8 @@
 
 #include <QSet>
 
+#include <algorithm>
+
 namespace slp {
 
 namespace {
@@ -103,6 +105,48 @@ HeaderList prepareClientHeaders(const HeaderList &upstream)
         out.append({name, value});
     }
     return out;
+}
+
+namespace {
+bool isLowerHex(QByteArrayView text)
+{
+    return std::all_of(text.begin(), text.end(),
+                       [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+bool allZeros(QByteArrayView text)
+{
+    return std::all_of(text.begin(), text.end(), [](char c) { return c == '0'; });
+}
+} // namespace
+
+QByteArray traceIdOf(const HeaderList &inbound)
+{
+    QByteArray value;
+    int seen = 0;
+    for (const auto &[name, v] : inbound) {
+        if (is(name, "traceparent")) {
+            value = v.trimmed();
+            ++seen;
+        }
+    }
+    constexpr qsizetype kLength = 55; // 2 + 1 + 32 + 1 + 16 + 1 + 2
+    if (seen != 1 || value.size() < kLength || value[2] != '-' || value[35] != '-' ||
+        value[52] != '-') {
+        return {};
+    }
+    const QByteArrayView view(value);
+    const QByteArrayView version = view.first(2);
+    const QByteArrayView trace = view.sliced(3, 32);
+    const QByteArrayView parent = view.sliced(36, 16);
+    if (!isLowerHex(version) || !isLowerHex(trace) || !isLowerHex(parent) ||
+        !isLowerHex(view.sliced(53, 2)) || version == "ff" || allZeros(trace) || allZeros(parent)) {
+        return {};
+    }
+    if (value.size() > kLength && (version == "00" || value[kLength] != '-')) {
+        return {};
+    }
+    return trace.toByteArray();
 }
 
 } // namespace slp

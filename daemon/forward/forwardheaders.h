@@ -23,4 +23,9 @@ InboundHeaders prepareUpstreamHeaders(const HeaderList &inbound, const QByteArra
 // Transfer-Encoding: SLP frames the body to the client itself).
 HeaderList prepareClientHeaders(const HeaderList &upstream);
 
+// The 32 hex digits of the trace id of a valid W3C traceparent (exactly one such header;
+// "VERSION-TRACEID-PARENTID-FLAGS", lowercase hex, version not ff, neither id all zeros;
+// version 00 exactly 55 characters, a later one may carry more after a '-'), or empty.
+QByteArray traceIdOf(const HeaderList &inbound);
+
 } // namespace slp

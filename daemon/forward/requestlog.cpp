@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "forward/requestlog.h"
 
-#include "forward/forwardexchange.h"
+#include "forward/forwardplan.h"
 #include "goduration.h"
 #include "observe/logging.h"
 
 namespace slp {
 
 namespace {
+constexpr int kMaxUrlBytes = 512; // a target longer than this is cut in the log
+
 // Latencies as Go prints a rounded Duration: "1.482s" (ms above a second), "12.345ms".
 QString formatLatency(qint64 ns)
 {
@@ -15,108 +17,108 @@ QString formatLatency(qint64 ns)
     return formatGoDuration(Nanoseconds((ns + unit / 2) / unit * unit));
 }
 
-QString bareForLog(const QByteArray &value)
+// quoteForLog without the quotes: for values that read better bare (ids, paths).
+QString bareForLog(const QByteArray &value, int maxBytes = 128)
 {
-    return quoteForLog(value).mid(1).chopped(1);
+    return quoteForLog(value, maxBytes).mid(1).chopped(1);
 }
 } // namespace
 
-QString RequestLog::upstreamUrl() const
+void RequestLog::write(QtMsgType type, const QString &what) const
 {
-    return m_plan.origin + QString::fromLatin1(m_plan.target);
+    QString line =
+        QLatin1Char('[') + QString::fromLatin1(m_plan.requestId) + QStringLiteral("] ") + what;
+    if (!m_upstreamId.isEmpty()) {
+        line += QStringLiteral(" upstream=") + bareForLog(m_upstreamId);
+    }
+    line += QStringLiteral(" model=") + quoteForLog(m_plan.route->modelId.toUtf8());
+    if (!m_plan.clientRequestId.isEmpty()) {
+        line += QStringLiteral(" client=") + quoteForLog(m_plan.clientRequestId);
+    }
+    if (!m_plan.traceId.isEmpty()) {
+        line += QStringLiteral(" trace=") + QString::fromLatin1(m_plan.traceId); // 32 hex, checked
+    }
+    if (type == QtInfoMsg) {
+        qCInfo(lcProxy).noquote() << line;
+    } else {
+        qCWarning(lcProxy).noquote() << line;
+    }
 }
 
-QString RequestLog::id() const
+QString RequestLog::methodAndUrl() const
 {
-    return QString::fromLatin1(m_plan.requestId);
+    return QString::fromLatin1(m_plan.request.method) + QLatin1Char(' ') +
+           quoteForLog(m_plan.route->origin.toUtf8() + m_plan.request.target, kMaxUrlBytes);
 }
 
 void RequestLog::attemptFailed(int attempt, bool timedOut, const QString &peer,
                                const QString &detail) const
 {
-    const QString prefix = QStringLiteral("[%1] Attempt %2/%3 for model %4 failed: ")
-                               .arg(id())
-                               .arg(attempt)
-                               .arg(m_plan.maxAttempts)
-                               .arg(m_plan.modelId);
-    const QString target =
-        QStringLiteral("%1 \"%2\"%3").arg(QString::fromLatin1(m_plan.method), upstreamUrl(), peer);
+    const QString head = QStringLiteral("Attempt %1/%2 for model %3 failed: ")
+                             .arg(attempt)
+                             .arg(m_plan.route->maxAttempts)
+                             .arg(bareForLog(m_plan.route->modelId.toUtf8()));
     if (timedOut) {
-        qCWarning(lcProxy).noquote() << prefix + QStringLiteral("timed out after ") +
-                                            m_plan.timeoutText + QStringLiteral(": ") + target +
-                                            QStringLiteral(": no response headers") +
-                                            m_plan.clientIdForLog;
+        write(QtWarningMsg, head + QStringLiteral("timed out after ") + m_plan.route->timeoutText +
+                                QStringLiteral(": ") + methodAndUrl() + peer +
+                                QStringLiteral(": no response headers"));
     } else {
-        qCWarning(lcProxy).noquote()
-            << prefix + target + QStringLiteral(": ") + detail + m_plan.clientIdForLog;
+        write(QtWarningMsg, head + methodAndUrl() + peer + QStringLiteral(": ") + detail);
     }
 }
 
 void RequestLog::brokeOff(qint64 bytesDown, const QString &peer, const QString &detail) const
 {
-    qCWarning(lcProxy).noquote()
-        << QStringLiteral(
-               "[%1] upstream response for model %2 broke off after %3 B: %4 \"%5\"%6: %7%8")
-               .arg(id(), m_plan.modelId)
-               .arg(bytesDown)
-               .arg(QString::fromLatin1(m_plan.method), upstreamUrl(), peer, detail,
-                    m_plan.clientIdForLog);
+    write(QtWarningMsg,
+          QStringLiteral("upstream response for model %1 broke off after %2 B: %3%4: %5")
+              .arg(bareForLog(m_plan.route->modelId.toUtf8()), QString::number(bytesDown),
+                   methodAndUrl(), peer, detail));
 }
 
-void RequestLog::aggregateFailed(const QString &reason, const QByteArray &upstreamId) const
+void RequestLog::aggregateFailed(const QString &reason) const
 {
-    qCWarning(lcProxy).noquote()
-        << QStringLiteral("[%1] aggregate for model %2 failed: %3: %4 \"%5\" upstream=%6%7")
-               .arg(id(), m_plan.modelId, reason, QString::fromLatin1(m_plan.method), upstreamUrl(),
-                    bareForLog(upstreamId), m_plan.clientIdForLog);
+    write(QtWarningMsg,
+          QStringLiteral("aggregate for model %1 failed: %2: %3")
+              .arg(bareForLog(m_plan.route->modelId.toUtf8()), reason, methodAndUrl()));
 }
 
 void RequestLog::streamIdle(qint64 upstreamBytes) const
 {
-    qCWarning(lcProxy).noquote() << QStringLiteral(
-                                        "[%1] stream idle for %2 after %3 bytes: %4 \"%5\"%6")
-                                        .arg(id(), m_plan.streamIdleTimeoutText)
-                                        .arg(upstreamBytes)
-                                        .arg(QString::fromLatin1(m_plan.method), upstreamUrl(),
-                                             m_plan.clientIdForLog);
+    write(QtWarningMsg, QStringLiteral("stream idle for %1 after %2 bytes: %3")
+                            .arg(m_plan.route->streamIdleTimeoutText,
+                                 QString::number(upstreamBytes), methodAndUrl()));
 }
 
 void RequestLog::refused(const QString &detail) const
 {
-    qCWarning(lcProxy).noquote() << QStringLiteral("[%1] %2 \"%3\" for model %4 refused: %5%6")
-                                        .arg(id(), QString::fromLatin1(m_plan.method),
-                                             upstreamUrl(), m_plan.modelId, detail,
-                                             m_plan.clientIdForLog);
+    write(QtWarningMsg,
+          QStringLiteral("%1 for model %2 refused: %3")
+              .arg(methodAndUrl(), bareForLog(m_plan.route->modelId.toUtf8()), detail));
 }
 
-void RequestLog::completed(int status, qint64 latencyNs, qint64 bytesDown,
-                           const QByteArray &upstreamId) const
+void RequestLog::completed(int status, qint64 latencyNs, qint64 bytesDown) const
 {
     if (!m_plan.logRequests) {
         return;
     }
-    const QString as =
-        m_plan.renamedTo.isEmpty() ? QString() : QStringLiteral(" as \"%1\"").arg(m_plan.renamedTo);
-    const QString upstream =
-        upstreamId.isEmpty() ? QString() : QStringLiteral(" upstream=") + bareForLog(upstreamId);
-    qCInfo(lcProxy).noquote() << QStringLiteral(
-                                     "[%1] %2 %3: %4%5 -> %6 %7 in %8 (%9 B up, %10 B down)%11%12")
-                                     .arg(id(), QString::fromLatin1(m_plan.method),
-                                          QString::fromLatin1(m_plan.target), m_plan.modelId, as,
-                                          m_plan.origin)
-                                     .arg(status)
-                                     .arg(formatLatency(latencyNs))
-                                     .arg(m_plan.request.body.size())
-                                     .arg(bytesDown)
-                                     .arg(upstream, m_plan.clientIdForLog);
+    const QString as = m_plan.renamedTo.isEmpty()
+                           ? QString()
+                           : QStringLiteral(" as ") + quoteForLog(m_plan.renamedTo.toUtf8());
+    // One multi-arg call: a '%2F' in the target must not be taken for a placeholder.
+    write(QtInfoMsg,
+          QStringLiteral("%1 %2: %3%4 -> %5 %6 in %7 (%8 B up, %9 B down)")
+              .arg(QString::fromLatin1(m_plan.request.method),
+                   bareForLog(m_plan.request.target, kMaxUrlBytes),
+                   bareForLog(m_plan.route->modelId.toUtf8()), as, m_plan.route->origin,
+                   QString::number(status), formatLatency(latencyNs),
+                   QString::number(m_plan.request.body.size()), QString::number(bytesDown)));
 }
 
 void RequestLog::clientGone() const
 {
     if (m_plan.logRequests) {
-        qCInfo(lcProxy).noquote()
-            << QStringLiteral("[%1] client went away; upstream request for model %2 aborted%3")
-                   .arg(id(), m_plan.modelId, m_plan.clientIdForLog);
+        write(QtInfoMsg, QStringLiteral("client went away; upstream request for model %1 aborted")
+                             .arg(bareForLog(m_plan.route->modelId.toUtf8())));
     }
 }
 

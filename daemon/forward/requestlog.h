@@ -3,36 +3,44 @@
 
 #include <QByteArray>
 #include <QString>
+#include <QtGlobal>
 
 namespace slp {
 
 struct ForwardPlan;
 
-// The log lines of one forwarded request, each in the one shape operators grep for; every
-// line starts with SLP's own `[slpq...] ` id and ends with the client's id when it sent one.
+// The log lines of one forwarded request, each in the one shape operators grep for:
+//   [slpq...] WHAT upstream=ID model="MODEL" client="ID" trace=TRACEID
+// SLP's id first; then, once the upstream answered, its X-Request-Id (the one the client got);
+// the model id always; the client's own id and the W3C trace id when the request carried them.
+// write() is the one place that frames a line. Every value from outside is escaped and
+// bounded (quoteForLog), so no control byte reaches the log and no field is unbounded.
 class RequestLog
 {
 public:
     explicit RequestLog(const ForwardPlan &plan) : m_plan(plan) {}
 
+    // The upstream answered: its id goes into every later line.
+    void setUpstreamId(const QByteArray &id) { m_upstreamId = id; }
+
     // `peer`: " (ADDR:PORT)" where the transport knows the address, else empty.
     void attemptFailed(int attempt, bool timedOut, const QString &peer,
                        const QString &detail) const;
     void brokeOff(qint64 bytesDown, const QString &peer, const QString &detail) const;
-    void aggregateFailed(const QString &reason, const QByteArray &upstreamId) const;
+    void aggregateFailed(const QString &reason) const;
     void streamIdle(qint64 upstreamBytes) const;
     // The transport cannot carry the request as sent (nothing went upstream).
     void refused(const QString &detail) const;
     // With log_requests only.
-    void completed(int status, qint64 latencyNs, qint64 bytesDown,
-                   const QByteArray &upstreamId) const;
+    void completed(int status, qint64 latencyNs, qint64 bytesDown) const;
     void clientGone() const;
 
 private:
-    QString upstreamUrl() const;
-    QString id() const;
+    void write(QtMsgType type, const QString &what) const;
+    QString methodAndUrl() const; // POST "http://host:port/v1/...", the URL quoted
 
     const ForwardPlan &m_plan; // the exchange's, which outlives this
+    QByteArray m_upstreamId;
 };
 
 } // namespace slp

@@ -194,6 +194,10 @@ void declareSlpMetrics(MetricsRegistry &registry)
     registry.declare(metric::sseKeepalives, T::Counter,
                      QStringLiteral("Keep-alive comments written into silent event streams "
                                     "(the route's sse_keepalive)."));
+    registry.declare(metric::responsesBroken, T::Counter,
+                     QStringLiteral("Responses whose head reached the client and whose body did "
+                                    "not end cleanly, by reason: idle_timeout, upstream_closed, "
+                                    "upstream_reset, client_gone."));
 }
 
 PromLabels metric::modelLabels(const QString &modelId)

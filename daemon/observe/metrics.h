@@ -77,6 +77,7 @@ inline const QString overhead = QStringLiteral("slp_overhead_seconds");
 inline const QString routeInflight = QStringLiteral("slp_route_inflight_requests");
 inline const QString streamIdleTimeouts = QStringLiteral("slp_stream_idle_timeouts_total");
 inline const QString sseKeepalives = QStringLiteral("slp_sse_keepalives_total");
+inline const QString responsesBroken = QStringLiteral("slp_responses_broken_total");
 
 // Requests whose model is missing or not routed: never the client's string as a label.
 inline const QString unknownModel = QStringLiteral("unknown");

@@ -5,6 +5,7 @@
 #include "debugcatalog.h"
 #include "forward/forwardexchange.h"
 #include "forward/forwardheaders.h"
+#include "forward/forwardplan.h"
 #include "http/responsewriter.h"
 #include "observe/logging.h"
 #include "observe/metrics.h"
@@ -142,72 +143,71 @@ void RequestRouter::forward(InboundRequest &request, ResponseWriter *writer)
                                .arg(scan.model.left(256)),
                            "model_not_found", QStringLiteral("model"));
     }
-    const Route &route = m_table->route(index);
 
-    // 3. rename: only the bytes of the model value change.
-    const QString upstreamModel = m_table->upstreamModel(index);
-    const bool rename = !upstreamModel.isEmpty() && upstreamModel != scan.model;
-
-    InboundHeaders headers = prepareUpstreamHeaders(request.headers, request.clientAddress);
-    ForwardPlan plan;
+    // 3. the plan: the route's settings by reference, the request's own parts moved in.
+    ForwardPlan plan = planFor(index, scan, request);
     plan.received = received;
-    plan.requestId = newRequestId();
-    if (headers.hasClientRequestId) {
-        plan.clientIdForLog = QStringLiteral(" client=") + quoteForLog(headers.clientRequestId);
-        // Once per process, whichever worker thread sees the first one.
-        static std::atomic_bool loggedClientIdNotice{false};
-        if (!loggedClientIdNotice.exchange(true)) {
-            qCInfo(lcProxy).noquote()
-                << QStringLiteral("[%1] ignoring inbound X-Request-Id %2: SLP always mints its "
-                                  "own ids (an untrusted id buys no correlation across the hop); "
-                                  "the client's value is logged as client=\"...\" from now on")
-                       .arg(QString::fromLatin1(plan.requestId),
-                            quoteForLog(headers.clientRequestId));
-        }
-    }
-    plan.modelId = route.id;
-    plan.renamedTo = rename ? upstreamModel : QString();
-    plan.origin = route.origin;
-    plan.method = request.method;
-    plan.target = request.target;
-    plan.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(route.timeout);
-    plan.timeoutText = route.timeoutText;
-    plan.maxAttempts = route.retry ? 2 : 1;
-    // Rounded up: a sub-millisecond value is still on, never silently 0 (off).
-    plan.streamIdleTimeout = std::chrono::ceil<std::chrono::milliseconds>(route.streamIdleTimeout);
-    if (route.streamIdleTimeout.count() > 0) {
-        plan.streamIdleTimeoutText = formatGoDuration(route.streamIdleTimeout);
-    }
-    plan.sseKeepalive = std::chrono::ceil<std::chrono::milliseconds>(route.sseKeepalive);
-    plan.logRequests = m_options.logRequests;
-    plan.exchanges = m_options.exchanges;
-    plan.request.method = request.method;
-    plan.request.origin = route.origin;
-    plan.request.originUrl = route.url;
-    plan.request.target = request.target; // verbatim, for transports that can send it so
-    plan.request.headers = std::move(headers.forward);
-    // aggregate: a non-streaming chat/completions request goes upstream with "stream": true,
-    // so the route timeout bounds time to first token; the logprobs family stays as asked.
-    const qsizetype query = request.target.indexOf('?');
-    const QByteArray path = query < 0 ? request.target : request.target.left(query);
-    const bool chat = path == "/v1/chat/completions";
-    QByteArray streamed;
-    if (route.aggregate && (chat || path == "/v1/completions") &&
-        scan.stream != BodyScan::Stream::True && !scan.wantsLogprobs) {
-        streamed = spliceStreamTrue(request.body, scan, rename ? upstreamModel : QString());
-    }
-    if (!streamed.isEmpty()) {
-        plan.aggregate = chat ? ForwardPlan::Aggregate::Chat : ForwardPlan::Aggregate::Completion;
-        plan.request.body = std::move(streamed);
-    } else {
-        plan.request.body =
-            rename ? spliceModel(request.body, scan, upstreamModel) : std::move(request.body);
-    }
 
     // 4. forward.
     auto *exchange =
         new ForwardExchange(std::move(plan), m_transport, m_metrics, writer); // owned by writer
     exchange->start();
+}
+
+ForwardPlan RequestRouter::planFor(qsizetype index, const BodyScan &scan,
+                                   InboundRequest &request) const
+{
+    ForwardPlan plan;
+    plan.route = m_table->forwarding(index);
+    plan.requestId = newRequestId();
+    plan.logRequests = m_options.logRequests;
+    plan.exchanges = m_options.exchanges;
+    plan.traceId = traceIdOf(request.headers);
+    InboundHeaders headers = prepareUpstreamHeaders(request.headers, request.clientAddress);
+    if (headers.hasClientRequestId) {
+        plan.clientRequestId = headers.clientRequestId;
+        noteIgnoredClientId(plan);
+    }
+    plan.request.method = request.method;
+    plan.request.origin = plan.route->origin;
+    plan.request.originUrl = plan.route->originUrl;
+    plan.request.target = request.target; // verbatim, for transports that can send it so
+    plan.request.headers = std::move(headers.forward);
+
+    // Rename: only the bytes of the model value change.
+    const QString upstreamModel = m_table->upstreamModel(index);
+    const bool rename = !upstreamModel.isEmpty() && upstreamModel != scan.model;
+    plan.renamedTo = rename ? upstreamModel : QString();
+    // aggregate: a non-streaming chat/completions request goes upstream with "stream": true,
+    // so the route timeout bounds time to first token; the logprobs family stays as asked.
+    const qsizetype query = request.target.indexOf('?');
+    const QByteArray path = query < 0 ? request.target : request.target.left(query);
+    const bool chat = path == "/v1/chat/completions";
+    if (m_table->route(index).aggregate && (chat || path == "/v1/completions") &&
+        scan.stream != BodyScan::Stream::True && !scan.wantsLogprobs) {
+        plan.request.body = spliceStreamTrue(request.body, scan, plan.renamedTo);
+    }
+    if (!plan.request.body.isEmpty()) {
+        plan.aggregate = chat ? ForwardPlan::Aggregate::Chat : ForwardPlan::Aggregate::Completion;
+    } else {
+        plan.request.body =
+            rename ? spliceModel(request.body, scan, upstreamModel) : std::move(request.body);
+    }
+    return plan;
+}
+
+// Once per process, whichever worker thread sees the first client id.
+void RequestRouter::noteIgnoredClientId(const ForwardPlan &plan)
+{
+    static std::atomic_bool logged{false};
+    if (logged.exchange(true)) {
+        return;
+    }
+    qCInfo(lcProxy).noquote()
+        << QStringLiteral("[%1] ignoring inbound X-Request-Id %2: SLP always mints its own ids "
+                          "(an untrusted id buys no correlation across the hop); the client's "
+                          "value is logged as client=\"...\" from now on")
+               .arg(QString::fromLatin1(plan.requestId), quoteForLog(plan.clientRequestId));
 }
 
 } // namespace slp

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "forward/forwardplan.h"
 #include "http/requesthandler.h"
 
 #include <QByteArray>
@@ -14,6 +15,7 @@ class ExchangeCounter;
 class MetricsRegistry;
 class RouteTable;
 class UpstreamTransport;
+struct BodyScan;
 
 struct RouterOptions
 {
@@ -39,6 +41,8 @@ public:
 
 private:
     void forward(InboundRequest &request, ResponseWriter *writer);
+    ForwardPlan planFor(qsizetype index, const BodyScan &scan, InboundRequest &request) const;
+    static void noteIgnoredClientId(const ForwardPlan &plan);
     void answerError(ResponseWriter *writer, int status, const QString &message,
                      const QByteArray &code = {}, const QString &param = {});
 

@@ -1,14 +1,40 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "routing/routetable.h"
 
+#include "observe/metrics.h"
+
 namespace slp {
+
+namespace {
+std::shared_ptr<const RouteForwarding> compileForwarding(const Route &route)
+{
+    using std::chrono::milliseconds;
+    auto out = std::make_shared<RouteForwarding>();
+    out->modelId = route.id;
+    out->labels = metric::modelLabels(route.id);
+    out->origin = route.origin;
+    out->originUrl = route.url;
+    out->timeout = std::chrono::duration_cast<milliseconds>(route.timeout);
+    out->timeoutText = route.timeoutText;
+    out->maxAttempts = route.retry ? 2 : 1;
+    // Rounded up: a sub-millisecond value is still on, never silently 0 (off).
+    out->streamIdleTimeout = std::chrono::ceil<milliseconds>(route.streamIdleTimeout);
+    if (route.streamIdleTimeout.count() > 0) {
+        out->streamIdleTimeoutText = formatGoDuration(route.streamIdleTimeout);
+    }
+    out->sseKeepalive = std::chrono::ceil<milliseconds>(route.sseKeepalive);
+    return out;
+}
+} // namespace
 
 RouteTable::RouteTable(Config config)
     : m_config(std::move(config)), m_discovery(m_config.routes.size())
 {
     m_index.reserve(m_config.routes.size());
+    m_forwarding.reserve(m_config.routes.size());
     for (qsizetype i = 0; i < m_config.routes.size(); ++i) {
         m_index.insert(m_config.routes[i].id, i);
+        m_forwarding.append(compileForwarding(m_config.routes[i]));
     }
 }
 

@@ -4,9 +4,12 @@
 #include "config/config.h"
 #include "debugcatalog.h"
 #include "discovery/discoverystate.h"
+#include "forward/forwardplan.h"
 
 #include <QHash>
 #include <QString>
+
+#include <memory>
 
 namespace slp {
 
@@ -20,6 +23,12 @@ public:
     const Config &config() const { return m_config; }
     qsizetype size() const { return m_config.routes.size(); }
     const Route &route(qsizetype index) const { return m_config.routes.at(index); }
+
+    // What route `index` says about forwarding, compiled once: every request shares it.
+    std::shared_ptr<const RouteForwarding> forwarding(qsizetype index) const
+    {
+        return m_forwarding.at(index);
+    }
 
     // Index of the route serving `id`, or -1.
     qsizetype find(const QString &id) const { return m_index.value(id, -1); }
@@ -43,6 +52,7 @@ public:
 private:
     Config m_config;
     QHash<QString, qsizetype> m_index;
+    QList<std::shared_ptr<const RouteForwarding>> m_forwarding; // one per route
     QList<DiscoveryState> m_discovery; // one per route; used for NameSource::Discover routes
 };
 

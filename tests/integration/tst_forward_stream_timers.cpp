@@ -210,7 +210,7 @@ void TestForwardStreamTimers::stallCutsStreamWithinTimeout()
 
     const QRegularExpression line(
         QStringLiteral("^\\[slpq[0-9a-f]{24}\\] stream idle for 1s after (\\d+) bytes: POST "
-                       "\"%1/v1/chat/completions\"$")
+                       "\"%1/v1/chat/completions\" upstream=gdqz[0-9a-f]{24} model=\"stall\"$")
             .arg(QRegularExpression::escape(m_mock.url())));
     const QRegularExpressionMatch m = m_slp.waitForLog(line, 3000, mark);
     QVERIFY2(m.hasMatch(), qPrintable(slpLog()));

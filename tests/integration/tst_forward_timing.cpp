@@ -321,14 +321,14 @@ QString TestForwardTiming::expectTimeout(const QString &model, const QString &ti
     }();
     if (QTest::currentTestFailed())
         return {};
-    // The log line carries slp's id and the same spelling; for retry: true routes the
+    // The log line carries slp's id, the same spelling and the model; for retry: true routes the
     // attempt count reads 1/2. The socket transport names the address it connected to.
     const QString peer = SlpDaemon::transport() == QLatin1String("socket")
                              ? QStringLiteral(" \\(127\\.0\\.0\\.1:\\d+\\)")
                              : QString();
     const QRegularExpression lineRe(
         QStringLiteral("^\\[%1\\] Attempt 1/\\d for model %2 failed: timed out after %3: POST "
-                       "\"%4\"%5: no response headers$")
+                       "\"%4\"%5: no response headers model=\"%2\"$")
             .arg(id, QRegularExpression::escape(model), QRegularExpression::escape(timeoutText),
                  QRegularExpression::escape(m_mock.url() + "/v1/chat/completions"), peer));
     const QRegularExpressionMatch m = m_slp.waitForLog(lineRe, 3000, mark);

@@ -57,6 +57,8 @@ private slots:
     void clientDropsHopByHopAndFraming();
     void clientKeepsRepeatsAndRequestId();
     void headerValueFirstCaseInsensitive();
+    void traceIdOfTraceparent_data();
+    void traceIdOfTraceparent();
 };
 
 void TestForwardHeaders::upstreamDropsHopByHop_data()
@@ -212,6 +214,47 @@ void TestForwardHeaders::headerValueFirstCaseInsensitive()
     QCOMPARE(headerValue(h, "CONTENT-TYPE"), QByteArray("t"));
     QCOMPARE(headerValue(h, "missing"), QByteArray());
     QCOMPARE(headerValue(h, "X-A-longer"), QByteArray());
+}
+
+// W3C Trace Context, "traceparent": only a valid one yields its trace id (for the log).
+void TestForwardHeaders::traceIdOfTraceparent_data()
+{
+    QTest::addColumn<HeaderList>("headers");
+    QTest::addColumn<QByteArray>("traceId");
+    const QByteArray trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const QByteArray valid = "00-" + trace + "-00f067aa0ba902b7-01";
+    QTest::newRow("valid") << HeaderList{H("traceparent", valid)} << trace;
+    QTest::newRow("name case, spaces") << HeaderList{H("TraceParent", " " + valid + " ")} << trace;
+    QTest::newRow("none") << HeaderList{H("tracestate", "a=b")} << QByteArray();
+    QTest::newRow("twice") << HeaderList{H("traceparent", valid), H("traceparent", valid)}
+                           << QByteArray();
+    QTest::newRow("upper hex") << HeaderList{H("traceparent", valid.toUpper())} << QByteArray();
+    QTest::newRow("version ff") << HeaderList{H("traceparent", "ff" + valid.mid(2))}
+                                << QByteArray();
+    QTest::newRow("zero trace id")
+        << HeaderList{H("traceparent", "00-" + QByteArray(32, '0') + "-00f067aa0ba902b7-01")}
+        << QByteArray();
+    QTest::newRow("zero parent id")
+        << HeaderList{H("traceparent", "00-" + trace + "-0000000000000000-01")} << QByteArray();
+    QTest::newRow("short") << HeaderList{H("traceparent", valid.chopped(1))} << QByteArray();
+    QTest::newRow("version 00 with more")
+        << HeaderList{H("traceparent", valid + "-x")} << QByteArray();
+    QTest::newRow("later version with more")
+        << HeaderList{H("traceparent", "01" + valid.mid(2) + "-future")} << trace;
+    QTest::newRow("later version glued")
+        << HeaderList{H("traceparent", "01" + valid.mid(2) + "x")} << QByteArray();
+    QTest::newRow("bad separator")
+        << HeaderList{H("traceparent", "00_" + trace + "-00f067aa0ba902b7-01")} << QByteArray();
+    QTest::newRow("control byte") << HeaderList{H("traceparent", "00-" + trace.left(31) +
+                                                                     "\n-00f067aa0ba902b7-01")}
+                                  << QByteArray();
+}
+
+void TestForwardHeaders::traceIdOfTraceparent()
+{
+    QFETCH(HeaderList, headers);
+    QFETCH(QByteArray, traceId);
+    QCOMPARE(slp::traceIdOf(headers), traceId);
 }
 
 QTEST_APPLESS_MAIN(TestForwardHeaders)

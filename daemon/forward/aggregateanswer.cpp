@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "forward/aggregateanswer.h"
+
+#include "aggregate/sseaggregator.h"
+#include "forward/forwardheaders.h"
+#include "http/errorbody.h"
+
+namespace slp {
+
+namespace {
+constexpr qint64 kReadPiece = 64 * 1024;
+} // namespace
+
+AggregateAnswer::AggregateAnswer(ForwardPlan::Aggregate kind, HeaderList upstreamHeaders)
+    : m_aggregator(std::make_unique<SseAggregator>(kind == ForwardPlan::Aggregate::Chat
+                                                       ? SseAggregator::Kind::Chat
+                                                       : SseAggregator::Kind::Completion)),
+      m_upstreamHeaders(std::move(upstreamHeaders))
+{}
+
+AggregateAnswer::~AggregateAnswer() = default;
+
+qint64 AggregateAnswer::read(UpstreamCall &call)
+{
+    qint64 total = 0;
+    while (call.bytesAvailable() > 0 && !decided()) {
+        const QByteArray piece = call.read(kReadPiece);
+        if (piece.isEmpty()) {
+            break;
+        }
+        total += piece.size();
+        m_aggregator->feed(piece);
+    }
+    return total;
+}
+
+bool AggregateAnswer::decided() const
+{
+    return m_aggregator->state() != SseAggregator::State::Streaming;
+}
+
+void AggregateAnswer::endOfInput(bool clean)
+{
+    m_lost = !clean;
+    if (clean) {
+        m_aggregator->finishInput();
+    }
+}
+
+bool AggregateAnswer::succeeded() const
+{
+    return m_aggregator->state() == SseAggregator::State::Done;
+}
+
+ResponseHead AggregateAnswer::head(const QByteArray &requestId,
+                                   const QByteArray &upstreamRequestId) const
+{
+    ResponseHead out;
+    for (const auto &header : prepareClientHeaders(m_upstreamHeaders)) {
+        if (header.first.compare("content-type", Qt::CaseInsensitive) == 0 ||
+            header.first.compare("cache-control", Qt::CaseInsensitive) == 0) {
+            continue; // they described the stream, not this answer
+        }
+        out.headers.append(header);
+    }
+    if (upstreamRequestId.isEmpty()) {
+        out.headers.append({QByteArrayLiteral("X-Request-Id"), requestId});
+    }
+    out.headers.append({QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/json")});
+    return out;
+}
+
+QByteArray AggregateAnswer::body() const
+{
+    return m_aggregator->result();
+}
+
+QByteArray AggregateAnswer::failureBody(const QByteArray &requestId) const
+{
+    if (m_aggregator->state() == SseAggregator::State::UpstreamError) {
+        return m_aggregator->errorJson();
+    }
+    return openAiErrorJson(
+        QStringLiteral("upstream stream ended before completion (request id: %1)")
+            .arg(QString::fromLatin1(requestId)),
+        QStringLiteral("upstream_error"), "upstream_incomplete");
+}
+
+QString AggregateAnswer::failureReason(const UpstreamCall &call) const
+{
+    if (m_aggregator->state() == SseAggregator::State::UpstreamError) {
+        return QStringLiteral("the upstream sent an error event mid-stream");
+    }
+    return m_lost ? QStringLiteral("upstream connection lost: ") + call.errorDetail()
+                  : m_aggregator->malformedReason();
+}
+
+QByteArray AggregateAnswer::stalledBody(const QByteArray &requestId)
+{
+    return openAiErrorJson(QStringLiteral("upstream stream stalled (request id: %1)")
+                               .arg(QString::fromLatin1(requestId)),
+                           QStringLiteral("upstream_error"), "upstream_stalled");
+}
+
+} // namespace slp

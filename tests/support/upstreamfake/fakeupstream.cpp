@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "fakeupstream.h"
+
+namespace slp::test {
+
+QByteArray FakeCall::read(qint64 maxBytes)
+{
+    ++m_log->reads;
+    QByteArray out = m_buffer.left(maxBytes);
+    m_buffer.remove(0, out.size());
+    const qint64 more = std::min<qint64>(maxBytes - out.size(), m_generate);
+    if (more > 0) {
+        out += QByteArray(qsizetype(more), 'x');
+        m_generate -= more;
+    }
+    return out;
+}
+
+void FakeCall::abort()
+{
+    if (!m_running) {
+        return;
+    }
+    m_log->aborted = true;
+    m_running = false;
+    m_failure = Failure::Aborted;
+    m_errorDetail = QStringLiteral("aborted");
+    Q_EMIT finished();
+}
+
+void FakeCall::sendHead(int status, const HeaderList &headers, qint64 contentLength,
+                        const QByteArray &reason)
+{
+    UpstreamHead head;
+    head.status = status;
+    head.reason = reason;
+    head.headers = headers;
+    head.contentLength = contentLength;
+    m_headArrived = true;
+    Q_EMIT headReceived(head);
+}
+
+void FakeCall::push(const QByteArray &bytes)
+{
+    m_buffer += bytes;
+    Q_EMIT readyRead();
+}
+
+void FakeCall::succeed()
+{
+    m_running = false;
+    Q_EMIT finished();
+}
+
+void FakeCall::fail(Failure failure, const QString &detail)
+{
+    m_running = false;
+    m_failure = failure;
+    m_errorDetail = detail;
+    Q_EMIT finished();
+}
+
+std::unique_ptr<UpstreamCall> FakeTransport::start(const UpstreamRequest &request)
+{
+    requests.append(request);
+    logs.append(std::make_shared<CallLog>());
+    auto call = std::make_unique<FakeCall>(logs.last());
+    calls.append(call.get());
+    return call;
+}
+
+} // namespace slp::test
