@@ -5,9 +5,28 @@
 
 #include <QTcpSocket>
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace slp {
+
+namespace {
+// A client on a Unix socket has no IP address, but Qt 6.4 reads its sockaddr_un as an IPv4
+// one and reports bytes of the path as the peer. Cleared, the peer is null: X-Forwarded-For
+// gets no address for it (docs/DECISIONS.md).
+class UnixPeerSocket : public QTcpSocket
+{
+public:
+    using QTcpSocket::QTcpSocket;
+    void forgetAddresses()
+    {
+        setPeerAddress(QHostAddress());
+        setPeerPort(0);
+        setLocalAddress(QHostAddress());
+        setLocalPort(0);
+    }
+};
+} // namespace
 
 ClientListener::ClientListener(const ConnectionLimits &limits, ConnectionBudget *budget,
                                QObject *parent)
@@ -44,13 +63,19 @@ void ClientListener::incomingConnection(qintptr handle)
 void ClientListener::adopt(qintptr handle)
 {
     // Holds a place in the budget (taken by the caller) until the socket is gone.
-    auto *socket = new QTcpSocket(this); // QtHttpServer deletes it when the client leaves
+    // QtHttpServer deletes the socket when the client leaves.
+    UnixPeerSocket *unixPeer = isUnixDomain() ? new UnixPeerSocket(this) : nullptr;
+    QTcpSocket *socket = unixPeer ? unixPeer : new QTcpSocket(this);
     if (!socket->setSocketDescriptor(handle)) {
         delete socket;
         m_budget->release();
         return;
     }
-    socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+    if (unixPeer) {
+        unixPeer->forgetAddresses();
+    } else {
+        socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+    }
     auto *connection = new ClientConnection(socket, m_limits); // owned: Qt child of the socket
     connect(connection, &ClientConnection::requestRejected, this, &ClientListener::requestRejected);
     ++m_open;
@@ -69,6 +94,18 @@ void ClientListener::adopt(qintptr handle)
         pauseAccepting(); // the rest wait in the kernel's accept queue
     }
     addPendingConnection(socket); // QtHttpServer picks it up (pendingConnectionAvailable)
+}
+
+bool ClientListener::isUnixDomain()
+{
+    if (!m_unixDomain) {
+        sockaddr_storage address = {};
+        socklen_t length = sizeof(address);
+        m_unixDomain = ::getsockname(int(socketDescriptor()),
+                                     reinterpret_cast<sockaddr *>(&address), &length) == 0 &&
+                       address.ss_family == AF_UNIX;
+    }
+    return *m_unixDomain;
 }
 
 void ClientListener::beginShutdown()

@@ -6,6 +6,8 @@
 #include <QList>
 #include <QTcpServer>
 
+#include <optional>
+
 namespace slp {
 
 class ConnectionBudget;
@@ -36,10 +38,12 @@ protected:
 private:
     void adopt(qintptr handle);
     void admitParked();
+    bool isUnixDomain(); // listening on an AF_UNIX socket (asked once)
 
     ConnectionLimits m_limits;
     ConnectionBudget *m_budget; // the daemon's; outlives every listener
     int m_open = 0;
+    std::optional<bool> m_unixDomain;
     // Accepted past the cap, not read: QTcpServer's accept loop keeps calling accept() after
     // pauseAccepting() until the kernel queue is empty, so a burst lands here beyond
     // max_connections. They wait here as they would have in the kernel's queue and are
