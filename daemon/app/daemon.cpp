@@ -29,6 +29,9 @@ std::chrono::milliseconds toMs(Nanoseconds d)
     return std::chrono::duration_cast<std::chrono::milliseconds>(d);
 }
 
+// How long a drain reads requests already sent before it closes idle connections.
+constexpr std::chrono::milliseconds kDrainSettle(200);
+
 ConnectionLimits limitsOf(const Config &config)
 {
     ConnectionLimits limits;
@@ -408,9 +411,9 @@ void Daemon::beginShutdown(int signal)
     }
     m_draining = true;
     m_notifier.stopping(QStringLiteral("draining %1 in-flight requests").arg(m_exchanges.count()));
-    // Stop accepting (the kernel refuses new connections) and close kept-alive connections
-    // once they owe nothing: a proxy in front must not keep sending new requests here.
-    onEveryWorker([](ServingWorker *worker) { worker->beginShutdown(); });
+    // Stop accepting: with a socket from systemd new connections wait in its queue for the
+    // next slp; without one the kernel refuses them.
+    onEveryWorker([](ServingWorker *worker) { worker->stopAccepting(); });
     qCInfo(lcServer).noquote() << QStringLiteral(
                                       "signal %1: draining in-flight requests for up to %2")
                                       .arg(signal)
@@ -426,13 +429,31 @@ void Daemon::beginShutdown(int signal)
         Q_EMIT finished(0);
     });
     m_drainGrace.start(toMs(m_config.shutdownGrace));
+    // Then close kept-alive connections once they owe nothing (a proxy in front must not keep
+    // sending new requests here), but only after a moment: a request already sent on a
+    // connection accepted just before the signal is read first, so its client gets an answer
+    // instead of a closed connection (a restart under a request loop lost about 1 in 400).
+    QTimer::singleShot(std::min(kDrainSettle, toMs(m_config.shutdownGrace)), this,
+                       &Daemon::closeConnections);
+}
+
+void Daemon::closeConnections()
+{
+    int unread = 0;
+    onEveryWorker([&unread](ServingWorker *worker) { unread += worker->closeConnections(); });
+    if (unread > 0 && m_drainGrace.isActive()) {
+        // Requests that arrived but are not read yet (a loaded machine): read them first.
+        QTimer::singleShot(kDrainSettle / 4, this, &Daemon::closeConnections);
+        return;
+    }
+    m_settled = true;
     checkDrained();
 }
 
 void Daemon::checkDrained()
 {
-    if (m_exchanges.count() > 0 || !m_drainGrace.isActive()) {
-        return; // still in flight (the last one reports), or the grace already ended it
+    if (!m_settled || m_exchanges.count() > 0 || !m_drainGrace.isActive()) {
+        return; // reading what was sent, still in flight (the last one reports), or over
     }
     m_drainGrace.stop();
     qCInfo(lcServer) << "drained; exiting";

@@ -60,6 +60,7 @@ Q_SIGNALS:
 private:
     void beginShutdown(int signal);
     void checkDrained();
+    void closeConnections(); // the drain's second step, repeated while requests are unread
     bool startWorkers(bool sharePort, QString *error);
     void logListening(bool sharePort, const QStringList &passed) const;
     // Systemd integration (daemonservice.cpp): STATUS=, the watchdog, the config watch.
@@ -97,6 +98,7 @@ private:
     QNetworkAccessManager *m_discoveryNetwork = nullptr; // Qt child
     QList<DiscoverySupervisor *> m_supervisors;          // Qt children
     bool m_draining = false;
+    bool m_settled = false;  // the drain has read what was sent and closed idle connections
     QTimer m_drainGrace;     // shutdown_grace: what is still in flight then is cut
     ListenSockets m_sockets; // passed by systemd, or the Unix socket; outlives the workers
     ServiceNotifier m_notifier;

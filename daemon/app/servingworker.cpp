@@ -162,13 +162,24 @@ void ServingWorker::applySettings(const WorkerSettings &settings)
     }
 }
 
-void ServingWorker::beginShutdown()
+void ServingWorker::stopAccepting()
 {
     for (const QPointer<ClientListener> &listener : std::as_const(m_listeners)) {
         if (listener) {
-            listener->beginShutdown();
+            listener->stopAccepting();
         }
     }
+}
+
+int ServingWorker::closeConnections()
+{
+    int unread = 0;
+    for (const QPointer<ClientListener> &listener : std::as_const(m_listeners)) {
+        if (listener) {
+            unread += listener->closeConnections();
+        }
+    }
+    return unread;
 }
 
 } // namespace slp

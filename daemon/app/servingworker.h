@@ -55,8 +55,10 @@ public:
     void setTable(std::shared_ptr<const RouteTable> table);
     // Reload: new connections get the new limits, new requests the new options.
     void applySettings(const WorkerSettings &settings);
-    // Stops accepting and closes each connection once it owes nothing.
-    void beginShutdown();
+    // A drain in two steps: stop accepting; then, once requests already sent on accepted
+    // connections have been read, close each connection once it owes nothing.
+    void stopAccepting();
+    int closeConnections(); // connections left because they have unread bytes
 
 private:
     void onConnectionCountChanged(int open);

@@ -5,6 +5,7 @@
 
 #include <QTcpSocket>
 
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -108,15 +109,30 @@ bool ClientListener::isUnixDomain()
     return *m_unixDomain;
 }
 
-void ClientListener::beginShutdown()
+void ClientListener::stopAccepting()
 {
     close();
     for (const qintptr handle : std::exchange(m_parked, {})) {
         ::close(int(handle));
     }
+}
+
+int ClientListener::closeConnections()
+{
+    int unread = 0;
     for (ClientConnection *connection : findChildren<ClientConnection *>()) {
+        // Closing it now would answer that request with a reset: read it first.
+        auto *socket = qobject_cast<QTcpSocket *>(connection->parent());
+        int queued = 0;
+        if (socket &&
+            (socket->bytesAvailable() > 0 ||
+             (::ioctl(int(socket->socketDescriptor()), FIONREAD, &queued) == 0 && queued > 0))) {
+            ++unread;
+            continue;
+        }
         connection->beginShutdown();
     }
+    return unread;
 }
 
 void ClientListener::admitParked()

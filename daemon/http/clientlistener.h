@@ -24,9 +24,12 @@ public:
                    QObject *parent = nullptr);
     ~ClientListener() override;
     void setLimits(const ConnectionLimits &limits) { m_limits = limits; }
-    // Stops accepting, drops the parked connections, and lets every open connection finish
-    // what it owes and close (no new requests on kept-alive connections).
-    void beginShutdown();
+    // Stops accepting and drops the parked connections (the first step of a drain).
+    void stopAccepting();
+    // Lets every open connection finish what it owes and close (no new requests on kept-alive
+    // connections); an idle one closes now. One with bytes not yet read (a request sent just
+    // before the drain) is left for the next call: returns how many were left.
+    int closeConnections();
 
 Q_SIGNALS:
     void connectionCountChanged(int open);

@@ -15,6 +15,8 @@
 #include <QTcpSocket>
 #include <QtTest>
 
+#include <csignal>
+
 using namespace slp::test;
 
 namespace {
@@ -56,6 +58,7 @@ private Q_SLOTS:
     void readyOnlyOnceServing();
     void reloadsAreAnnounced();
     void stoppingAtDrain();
+    void drainAnswersARequestSentAsItBegins();
     void watchdogStopsWhenAWorkerIsWedged();
     void socketActivation();
     void socketActivation_data();
@@ -140,6 +143,31 @@ void TestSystemd::stoppingAtDrain()
     QCOMPARE(notify.count("STOPPING=1"), 0);
     QCOMPARE(slp.stop(), 0);
     QVERIFY2(notify.waitFor("STOPPING=1", 2000) > 0, qPrintable(messagesText(notify)));
+}
+
+void TestSystemd::drainAnswersARequestSentAsItBegins()
+{
+    // A restart under load: a client has connected (accepted, nothing read yet) when SIGTERM
+    // arrives and sends its request a moment later. The drain reads it before closing idle
+    // connections, so the client is answered, not closed on.
+    SlpDaemon slp;
+    QVERIFY2(slp.start("backends:\n" + pinned("alpha", m_mock.url())),
+             qPrintable(slp.errorString()));
+    RawConnection early;
+    QVERIFY(early.connectTo(slp.host(), slp.port()));
+    QCOMPARE(httpRequest("GET", slp.url() + "/healthz").status, 200); // the first one is accepted
+    const ChildProcess::Mark from = slp.mark();
+    QVERIFY(slp.process().sendSignal(SIGTERM));
+    QVERIFY(
+        slp.waitForLog(QRegularExpression("draining in-flight requests"), 3000, from).hasMatch());
+    const QByteArray body = chatBody("alpha");
+    QVERIFY(early.send("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                       "application/json\r\nContent-Length: " +
+                       QByteArray::number(body.size()) + "\r\n\r\n" + body));
+    const HttpResult r = early.readResponse(5000);
+    QVERIFY2(r.status == 200, qPrintable(r.error + slp.stderrText()));
+    QVERIFY(slp.process().waitForExit(5000));
+    QCOMPARE(slp.process().exitCode(), 0);
 }
 
 void TestSystemd::watchdogStopsWhenAWorkerIsWedged()
