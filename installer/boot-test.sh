@@ -187,7 +187,7 @@ journal | grep -q "Failed to locate executable" && fail "systemd could not run E
 cp "$work/good.yaml" "$root/etc/slp/slp.yaml"
 
 # ---- restart and upgrade under load ---------------------------------------------------------
-# A client loops GET /healthz (a new connection each) while slp.service restarts, then while
+# Clients loop GET /healthz (a new connection each) while slp.service restarts, then while
 # the same .deb is installed again (postinst restarts slp.service; slp.socket keeps the
 # listening socket, so connections wait in its queue). curl exit 7 is a refused connection.
 loop_dir=$work/loop
@@ -200,8 +200,13 @@ client_loop() {
         echo "$? $code" >>"$loop_dir/results"
     done
 }
-client_loop &
-loop_pid=$!
+# Three clients at once, so connections are in every state when slp stops: queued, just
+# accepted, mid-request.
+loop_pids=()
+for _ in 1 2 3; do
+    client_loop &
+    loop_pids+=($!)
+done
 loop_count() { wc -l <"$loop_dir/results"; }
 wait_requests() { # at least N more results than now
     local want=$(($(loop_count) + $1))
@@ -221,7 +226,7 @@ wait_requests 20
 echo "dpkg -i $(basename "$deb") again (upgrade): MainPID $after_restart -> $after_upgrade"
 [ "$after_upgrade" != "$after_restart" ] || fail "the upgrade did not restart slp"
 touch "$loop_dir/stop"
-wait "$loop_pid"
+wait "${loop_pids[@]}"
 total=$(loop_count)
 refused=$(awk '$1 == 7' "$loop_dir/results" | wc -l)
 failed=$(awk '$1 != 0 || $2 != 200' "$loop_dir/results" | wc -l)
