@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <malloc.h>
 #include <memory>
+#include <optional>
 #include <sys/resource.h>
 
 using namespace slp;
@@ -49,19 +50,33 @@ void keepLargeBuffersOnTheHeap(const QString &transport)
         ::mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
     }
 }
-} // namespace
 
-int main(int argc, char *argv[])
+// Loads and compiles the file with the command line's overrides; used again on each reload.
+Daemon::ConfigLoader loaderFor(const CommandLine &cl)
 {
-    // Before the application exists: its thread's dispatcher is made with it.
-    if (QAbstractEventDispatcher *dispatcher = createEventDispatcher()) {
-        QCoreApplication::setEventDispatcher(dispatcher); // owned by Qt from here
-    }
-    QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(QStringLiteral("slp"));
-    QCoreApplication::setApplicationVersion(QStringLiteral(SLP_VERSION));
+    return [cl]() -> ConfigResult {
+        ConfigResult result = loadConfigFile(cl.configPath);
+        if (auto *config = std::get_if<Config>(&result)) {
+            if (!cl.listen.isEmpty()) {
+                QString error;
+                const auto listen = parseListenAddress(cl.listen, &error);
+                if (!listen) {
+                    return QList<ConfigError>{
+                        {QString(), 0, 0, QStringLiteral("--listen %1: %2").arg(cl.listen, error),
+                         QStringLiteral("use :PORT, HOST:PORT, [IPv6]:PORT or unix:PATH")}};
+                }
+                config->listen = *listen;
+            }
+            config->logRequests = config->logRequests || cl.logRequests;
+            config->watchConfig = config->watchConfig || cl.watchConfig;
+        }
+        return result;
+    };
+}
 
-    const CommandLine cl = parseCommandLine(app.arguments().mid(1));
+// --help, --version or a usage error: the exit code; nullopt to go on.
+std::optional<int> answerWithoutConfig(const CommandLine &cl)
+{
     switch (cl.action) {
     case CommandLine::Action::UsageError:
         std::fprintf(stderr, "slp: %s\n\n%s", qPrintable(cl.error), qPrintable(usageText()));
@@ -76,25 +91,46 @@ int main(int argc, char *argv[])
     case CommandLine::Action::Serve:
         break;
     }
+    return std::nullopt;
+}
 
-    // Loads and compiles the file with the command line's overrides; used again on SIGHUP.
-    const auto load = [cl]() -> ConfigResult {
-        ConfigResult result = loadConfigFile(cl.configPath);
-        if (auto *config = std::get_if<Config>(&result)) {
-            if (!cl.listen.isEmpty()) {
-                QString error;
-                const auto listen = parseListenAddress(cl.listen, &error);
-                if (!listen) {
-                    return QList<ConfigError>{
-                        {QString(), 0, 0, QStringLiteral("--listen %1: %2").arg(cl.listen, error),
-                         QStringLiteral("use :PORT, HOST:PORT or [IPv6]:PORT")}};
-                }
-                config->listen = *listen;
-            }
-            config->logRequests = config->logRequests || cl.logRequests;
-        }
-        return result;
-    };
+int printCheck(const Config &config)
+{
+    for (const QString &line : routeDump(config)) {
+        std::printf("%s\n", qPrintable(line));
+    }
+    std::printf("upstream_transport: %s\n", qPrintable(config.upstreamTransport));
+    std::printf("config ok: %lld routes\n", static_cast<long long>(config.routes.size()));
+    return 0;
+}
+
+// Each proxied stream holds two descriptors (client and upstream): the default soft limit
+// of 1024 would refuse connections at about 500 streams. Take the hard limit.
+void raiseFileLimit()
+{
+    rlimit files{};
+    if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &files);
+    }
+}
+} // namespace
+
+int main(int argc, char *argv[])
+{
+    // Before the application exists: its thread's dispatcher is made with it.
+    if (QAbstractEventDispatcher *dispatcher = createEventDispatcher()) {
+        QCoreApplication::setEventDispatcher(dispatcher); // owned by Qt from here
+    }
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("slp"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(SLP_VERSION));
+
+    const CommandLine cl = parseCommandLine(app.arguments().mid(1));
+    if (const std::optional<int> code = answerWithoutConfig(cl)) {
+        return *code;
+    }
+    const Daemon::ConfigLoader load = loaderFor(cl);
     // Bounded: yaml-cpp 0.7 can hang on a malformed file (yamldeadline.h).
     std::optional<ConfigResult> parsed = loadWithinDeadline(load);
     if (!parsed) {
@@ -108,24 +144,12 @@ int main(int argc, char *argv[])
         return printErrors(*errors);
     }
     Config config = std::get<Config>(std::move(result));
-
     if (cl.action == CommandLine::Action::Check) {
-        for (const QString &line : routeDump(config)) {
-            std::printf("%s\n", qPrintable(line));
-        }
-        std::printf("upstream_transport: %s\n", qPrintable(config.upstreamTransport));
-        std::printf("config ok: %lld routes\n", static_cast<long long>(config.routes.size()));
-        return 0;
+        return printCheck(config);
     }
 
     installLogHandler();
-    // Each proxied stream holds two descriptors (client and upstream): the default soft limit
-    // of 1024 would refuse connections at about 500 streams. Take the hard limit.
-    rlimit files{};
-    if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
-        files.rlim_cur = files.rlim_max;
-        ::setrlimit(RLIMIT_NOFILE, &files);
-    }
+    raiseFileLimit();
     keepLargeBuffersOnTheHeap(config.upstreamTransport);
     Daemon daemon(std::move(config), cl.configPath, load);
     QObject::connect(&daemon, &Daemon::finished, &app, &QCoreApplication::exit);

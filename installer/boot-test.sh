@@ -4,10 +4,14 @@
 #   installer/boot-test.sh ROOT SLP_DEB
 # An overlay of ROOT (a minbase root from installer/make-test-chroot.sh, which also caches
 # systemd) gets systemd-sysv and the .deb through apt, is booted with `systemd-nspawn --boot`
-# on a private network, and slp.service must: start and answer /healthz; reload a good config
-# (new routes, same process); reload a bad one (errors logged, still serving the previous
-# table); stop cleanly (exit 0). The root has no procps, so no /bin/kill, as a minimal Debian
-# 12 or a container image has none.
+# on a private network, and slp.service must: start through slp.socket (socket activation,
+# Type=notify) and answer /healthz, with its STATUS= line in `systemctl status`; reload a good
+# config (new routes, same process); reload a bad one (errors logged, still serving the
+# previous table); serve a client looping requests across `systemctl restart slp` and across
+# an upgrade of the .deb (dpkg -i of the same file again: the maintainer scripts of an
+# upgrade) with 0 refused and 0 failed; be restarted by the watchdog when a worker thread is
+# wedged (ptrace, from this machine); stop cleanly (exit 0). The root has no procps, so no
+# /bin/kill, as a minimal Debian 12 or a container image has none.
 # Exit 0: passed; 1: failed; 77: skipped (this machine cannot boot a container; says why).
 set -uo pipefail
 
@@ -54,6 +58,8 @@ else
     cp -a "$root_dir/." "$root/"
 fi
 cp "$deb" "$root/tmp/"
+# The upgrade step installs it again once booted, when /tmp is the container's own tmpfs.
+cp "$deb" "$root/var/tmp/"
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive "$@"; }
 # systemd-sysv comes from the root's apt cache (make-test-chroot.sh downloaded it); the .deb's
@@ -138,10 +144,18 @@ for _ in $(seq 1 40); do
     [ "$status" = 200 ] && break
     sleep 0.5
 done
-echo "systemctl is-active slp: $(in_ct systemctl is-active slp.service)"
+echo "systemctl is-active slp: $(in_ct systemctl is-active slp.service), slp.socket: $(in_ct systemctl is-active slp.socket)"
 [ "$status" = 200 ] && echo "GET /healthz: 200 $(cat "$work/body")" || fail "GET /healthz after boot: '$status'"
 pid=$(main_pid)
 echo "MainPID: $pid"
+[ "$(in_ct systemctl show -P Type slp.service)" = notify ] || fail "slp.service is not Type=notify"
+journal | grep -q "listening on 127.0.0.1:8080 (passed by systemd)" ||
+    fail "slp did not serve on the socket slp.socket passed"
+# Type=notify: the STATUS= line, as `systemctl status` shows it.
+status_line=$(in_ct systemctl status --no-pager slp.service | grep -m1 'Status: ')
+echo "systemctl status slp: ${status_line# *}"
+grep -qE 'Status: "serving 1 route; 0 ambiguous; (0|1) failing"' <<<"$status_line" ||
+    fail "systemctl status shows no STATUS line from slp"
 
 # ---- reload, good config --------------------------------------------------------------------
 cat >>"$root/etc/slp/slp.yaml" <<'EOF'
@@ -171,6 +185,138 @@ grep -q '"reloaded-model"' "$work/body" && echo "GET /v1/models: $status, still 
 [ "$(main_pid)" = "$pid" ] || fail "the bad reload restarted slp"
 journal | grep -q "Failed to locate executable" && fail "systemd could not run ExecReload"
 cp "$work/good.yaml" "$root/etc/slp/slp.yaml"
+
+# ---- restart and upgrade under load ---------------------------------------------------------
+# Clients loop GET /healthz (a new connection each) while slp.service restarts, then while
+# the same .deb is installed again (postinst restarts slp.service; slp.socket keeps the
+# listening socket, so connections wait in its queue). curl exit 7 is a refused connection.
+loop_dir=$work/loop
+mkdir -p "$loop_dir"
+: >"$loop_dir/results"
+client_loop() {
+    while [ ! -e "$loop_dir/stop" ]; do
+        code=$(nsenter -t "$leader" -n curl -sS -m 20 -o /dev/null -w '%{http_code}' \
+            http://127.0.0.1:8080/healthz 2>>"$loop_dir/errors")
+        echo "$? $code" >>"$loop_dir/results"
+    done
+}
+# Three clients at once, so connections are in every state when slp stops: queued, just
+# accepted, mid-request.
+loop_pids=()
+for _ in 1 2 3; do
+    client_loop &
+    loop_pids+=($!)
+done
+loop_count() { wc -l <"$loop_dir/results"; }
+wait_requests() { # at least N more results than now
+    local want=$(($(loop_count) + $1))
+    for _ in $(seq 1 100); do [ "$(loop_count)" -ge "$want" ] && return 0; sleep 0.1; done
+    return 1
+}
+wait_requests 20 || fail "the client loop is not running"
+before=$(main_pid)
+in_ct systemctl restart slp.service || fail "systemctl restart slp: exit $?"
+after_restart=$(main_pid)
+wait_requests 20
+echo "systemctl restart slp: MainPID $before -> $after_restart"
+[ "$after_restart" != "$before" ] || fail "systemctl restart did not restart slp"
+in_ct dpkg -i "/var/tmp/$(basename "$deb")" >"$work/upgrade.log" 2>&1 || { cat "$work/upgrade.log"; fail "dpkg -i (upgrade)"; }
+after_upgrade=$(main_pid)
+wait_requests 20
+echo "dpkg -i $(basename "$deb") again (upgrade): MainPID $after_restart -> $after_upgrade"
+[ "$after_upgrade" != "$after_restart" ] || fail "the upgrade did not restart slp"
+touch "$loop_dir/stop"
+wait "${loop_pids[@]}"
+total=$(loop_count)
+refused=$(awk '$1 == 7' "$loop_dir/results" | wc -l)
+failed=$(awk '$1 != 0 || $2 != 200' "$loop_dir/results" | wc -l)
+echo "client loop across restart and upgrade: $total requests, $refused refused, $failed failed"
+[ "$refused" = 0 ] && [ "$failed" = 0 ] || {
+    sort "$loop_dir/errors" | uniq -c | head -n 5
+    fail "requests refused or failed across restart/upgrade"
+}
+
+# ---- watchdog -------------------------------------------------------------------------------
+# The packaged WatchdogSec=30s; a drop-in shortens it for the test, with workers: 2, and a
+# worker thread (slp-worker-1) is stopped alone with ptrace from this machine (the container's
+# threads are this machine's too): the pings stop and systemd must restart slp within
+# WatchdogSec plus a few seconds.
+echo "packaged WatchdogUSec: $(in_ct systemctl show -P WatchdogUSec slp.service)"
+mkdir -p "$root/etc/systemd/system/slp.service.d"
+printf '[Service]\nWatchdogSec=5s\n' >"$root/etc/systemd/system/slp.service.d/watchdog-test.conf"
+cp "$root/etc/slp/slp.yaml" "$work/good.yaml"
+sed -i 's/^workers: .*//' "$root/etc/slp/slp.yaml"
+printf 'workers: 2\n' >>"$root/etc/slp/slp.yaml"
+in_ct systemctl daemon-reload
+in_ct systemctl restart slp.service || fail "restart with workers: 2"
+wedged_pid=$(main_pid)
+host_pid=""
+for p in $(pgrep -x slp); do # this machine's pid of the container's MainPID
+    ns_pids=$(awk '/^NSpid:/ {print $NF}' "/proc/$p/status" 2>/dev/null)
+    [ "$ns_pids" = "$wedged_pid" ] && [ "$(readlink "/proc/$p/ns/pid")" = "$(readlink "/proc/$leader/ns/pid")" ] && host_pid=$p
+done
+worker_tid=""
+for t in /proc/$host_pid/task/*; do
+    [ "$(cat "$t/comm" 2>/dev/null)" = slp-worker-1 ] && worker_tid=${t##*/}
+done
+if [ -z "$host_pid" ] || [ -z "$worker_tid" ] || ! command -v python3 >/dev/null; then
+    fail "watchdog: no slp-worker-1 thread found (pid ${host_pid:-?}) or no python3 here"
+else
+    # PTRACE_SEIZE + PTRACE_INTERRUPT stop that one thread (a SIGSTOP would stop them all);
+    # the tracer holds it stopped and reaps it when systemd kills slp (a traced thread that
+    # is not reaped by its tracer would keep the process from ending).
+    python3 - "$worker_tid" >"$work/freezer.log" 2>&1 <<'PY' &
+import ctypes, os, signal, sys
+libc = ctypes.CDLL(None, use_errno=True)
+tid = int(sys.argv[1])
+if libc.ptrace(0x4206, tid, 0, 0) != 0 or libc.ptrace(0x4207, tid, 0, 0) != 0:
+    print("ptrace failed:", os.strerror(ctypes.get_errno())); sys.exit(1)
+print("stopped thread", tid, flush=True)
+signal.alarm(60)
+while True:  # stays stopped; signals to it are not passed on
+    _, status = os.waitpid(tid, 0x40000000)  # __WALL
+    if os.WIFEXITED(status) or os.WIFSIGNALED(status):
+        break
+print("thread", tid, "ended with slp", flush=True)
+PY
+    freezer=$!
+    wedged_at=$(date +%s)
+    new_pid=""
+    for _ in $(seq 1 60); do
+        new_pid=$(main_pid)
+        [ -n "$new_pid" ] && [ "$new_pid" != 0 ] && [ "$new_pid" != "$wedged_pid" ] &&
+            [ "$(in_ct systemctl is-active slp.service)" = active ] && break
+        new_pid=""
+        sleep 0.5
+    done
+    kill "$freezer" 2>/dev/null
+    wait "$freezer" 2>/dev/null
+    cat "$work/freezer.log"
+    took=$(($(date +%s) - wedged_at))
+    if [ -n "$new_pid" ]; then
+        echo "watchdog: slp-worker-1 wedged; slp restarted after $took s (WatchdogSec=5s): MainPID $wedged_pid -> $new_pid"
+        [ "$took" -le 15 ] || fail "the watchdog restart took $took s (WatchdogSec=5s)"
+    else
+        fail "a wedged worker did not get slp restarted within 30 s"
+    fi
+    journal | grep -E "Watchdog timeout|watchdog: slp-worker-1" | sed 's/^/  /'
+fi
+rm -f "$root/etc/systemd/system/slp.service.d/watchdog-test.conf"
+cp "$work/good.yaml" "$root/etc/slp/slp.yaml"
+in_ct systemctl daemon-reload
+in_ct systemctl restart slp.service || fail "restart after the watchdog test"
+
+# ---- sandbox score --------------------------------------------------------------------------
+# Type=notify, the socket, the watchdog and /run/slp must not cost exposure: the unit before
+# them (Type=exec, no socket) rated 1.4 offline (`--offline=yes`, as check-package.sh and
+# installer/README.md measure it); the same measure here, and the running unit's for reference.
+baseline=1.4
+score() { sed -n 's/.*Overall exposure level for slp.service: \([0-9.]*\).*/\1/p'; }
+exposure=$(in_ct systemd-analyze security --no-pager --offline=yes /lib/systemd/system/slp.service 2>/dev/null | score)
+running=$(in_ct systemd-analyze security --no-pager slp.service 2>/dev/null | score)
+echo "systemd-analyze security slp: ${exposure:-?} offline, ${running:-?} running (the unit before socket activation and Type=notify: $baseline offline)"
+awk -v a="${exposure:-99}" -v b="$baseline" 'BEGIN { exit !(a <= b) }' ||
+    fail "systemd-analyze security: exposure ${exposure:-unknown} is worse than $baseline"
 
 # ---- stop -----------------------------------------------------------------------------------
 if in_ct systemctl stop slp.service; then echo "systemctl stop slp: ok"; else fail "systemctl stop slp: exit $?"; fi

@@ -104,6 +104,7 @@ step "dpkg-deb slp"
 dpkg-deb --info "$deb_slp"
 dpkg-deb --contents "$deb_slp"
 expect_files "$deb_slp" /usr/bin/slp /etc/slp/slp.yaml /lib/systemd/system/slp.service \
+    /lib/systemd/system/slp.socket \
     /usr/share/man/man1/slp.1.gz /usr/share/doc/slp/copyright \
     /usr/share/doc/slp/changelog.Debian.gz /usr/share/doc/slp/README.md \
     /usr/share/doc/slp/docs/CONFIG.md /usr/share/doc/slp/docs/OPERATE.md \
@@ -113,6 +114,7 @@ expect_files "$deb_slp" /usr/bin/slp /etc/slp/slp.yaml /lib/systemd/system/slp.s
 expect_mode "$deb_slp" /usr/bin/slp -rwxr-xr-x
 expect_mode "$deb_slp" /etc/slp/slp.yaml -rw-r--r--
 expect_mode "$deb_slp" /lib/systemd/system/slp.service -rw-r--r--
+expect_mode "$deb_slp" /lib/systemd/system/slp.socket -rw-r--r--
 dpkg-deb --contents "$deb_slp" | grep -q "slp-monitor" && fail "slp ships slp-monitor files"
 [ "$(dpkg-deb --ctrl-tarfile "$deb_slp" | tar -xOf - ./conffiles)" = "/etc/slp/slp.yaml" ] ||
     fail "slp: conffiles is not exactly /etc/slp/slp.yaml"
@@ -191,12 +193,13 @@ if command -v systemd-analyze >/dev/null; then
     # by the install test below, so man lookups are off here.
     mkdir -p "$work/unit"
     sed "s|/usr/bin/slp |$work/root/usr/bin/slp |" "$work/root/lib/systemd/system/slp.service" >"$work/unit/slp.service"
+    cp "$work/root/lib/systemd/system/slp.socket" "$work/unit/slp.socket" # slp.service Requires it
     grep -q "^ExecStart=$work/root/usr/bin/slp --config /etc/slp/slp.yaml$" "$work/unit/slp.service" ||
         fail "slp.service: ExecStart is not /usr/bin/slp --config /etc/slp/slp.yaml"
-    out=$(systemd-analyze verify --man=no "$work/unit/slp.service" 2>&1)
+    out=$(systemd-analyze verify --man=no "$work/unit/slp.service" "$work/unit/slp.socket" 2>&1)
     rc=$?
     echo "${out:-(no findings)}"
-    [ "$rc" = 0 ] && [ -z "$out" ] || fail "systemd-analyze verify slp.service (exit $rc)"
+    [ "$rc" = 0 ] && [ -z "$out" ] || fail "systemd-analyze verify slp.service slp.socket (exit $rc)"
     echo "-- systemd-analyze security --offline=yes (information: lower is better) --"
     systemd-analyze security --offline=yes "$work/unit/slp.service" 2>&1 | tail -n 1
 else
@@ -254,7 +257,7 @@ if [ "${SLP_PACKAGE_INSTALL_TEST:-0}" != 0 ] || [ "${CI:-}" = true ]; then
         dpkg_locked -i "${debs[@]}" || fail "dpkg -i"
         dpkg-query -W -f='${Package} ${Version} ${Status}\n' slp
         /usr/bin/slp --check --config /etc/slp/slp.yaml || fail "slp --check --config /etc/slp/slp.yaml"
-        out=$(systemd-analyze verify /lib/systemd/system/slp.service 2>&1)
+        out=$(systemd-analyze verify /lib/systemd/system/slp.service /lib/systemd/system/slp.socket 2>&1)
         echo "systemd-analyze verify (installed): ${out:-no findings}"
         [ -z "$out" ] || fail "systemd-analyze verify on the installed unit"
         # A local edit of the conffile survives reinstalling the package.

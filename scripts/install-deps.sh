@@ -9,7 +9,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 packages=(
     build-essential cmake ninja-build pkg-config
     qt6-base-dev qt6-httpserver-dev qt6-websockets-dev
-    libyaml-cpp-dev libhttp-parser-dev
+    libyaml-cpp-dev libhttp-parser-dev libsystemd-dev
     curl ca-certificates python3 clang-format caddy lintian desktop-file-utils
     xvfb xauth x11-utils dbus tint2 dunst xdotool imagemagick
     debootstrap systemd-container prometheus

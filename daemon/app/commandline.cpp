@@ -8,7 +8,7 @@ namespace slp {
 QString usageText()
 {
     return QStringLiteral(
-        "usage: slp --config FILE [--listen ADDR] [--log-requests]\n"
+        "usage: slp --config FILE [--listen ADDR] [--log-requests] [--watch-config]\n"
         "       slp --check --config FILE\n"
         "       slp --version | --help\n"
         "\n"
@@ -17,12 +17,15 @@ QString usageText()
         "\n"
         "  --config FILE     the YAML config (backends, editions, limits)\n"
         "  --check           compile the config, print the route table, exit (contacts nothing)\n"
-        "  --listen ADDR     override listen: (\":8080\", \"127.0.0.1:8080\", \"[::1]:8080\")\n"
+        "  --listen ADDR     override listen: (\":8080\", \"127.0.0.1:8080\", \"[::1]:8080\",\n"
+        "                    \"unix:/run/slp/slp.sock\")\n"
         "  --log-requests    log every forwarded request for this run\n"
+        "  --watch-config    reload when the config file changes (as watch_config: true)\n"
         "  --version         print the version\n"
         "  -h, --help        print this help\n"
         "\n"
-        "Signals: SIGTERM/SIGINT drain and exit; SIGHUP reloads the config.\n");
+        "Signals: SIGTERM/SIGINT drain and exit; SIGHUP reloads the config.\n"
+        "Under systemd: Type=notify (readiness, status, watchdog) and socket activation.\n");
 }
 
 CommandLine parseCommandLine(const QStringList &arguments)
@@ -33,6 +36,7 @@ CommandLine parseCommandLine(const QStringList &arguments)
          {QStringLiteral("listen"), true, QStringLiteral("an address such as 127.0.0.1:8080")},
          {QStringLiteral("check"), false, {}},
          {QStringLiteral("log-requests"), false, {}},
+         {QStringLiteral("watch-config"), false, {}},
          {QStringLiteral("version"), false, {}},
          {QStringLiteral("help"), false, {}}},
         QStringLiteral("slp"));
@@ -44,6 +48,7 @@ CommandLine parseCommandLine(const QStringList &arguments)
     cl.configPath = args.values.value(QStringLiteral("config"));
     cl.listen = args.values.value(QStringLiteral("listen"));
     cl.logRequests = args.has(QStringLiteral("log-requests"));
+    cl.watchConfig = args.has(QStringLiteral("watch-config"));
     if (args.has(QStringLiteral("help"))) {
         cl.action = CommandLine::Action::Help;
     } else if (args.has(QStringLiteral("version"))) {

@@ -23,7 +23,8 @@ struct CommandLine
     QString configPath;
     QString listen; // --listen override, empty = use the config's
     bool logRequests = false;
-    QString error; // UsageError: what was wrong
+    bool watchConfig = false; // --watch-config: as `watch_config: true`
+    QString error;            // UsageError: what was wrong
 };
 
 CommandLine parseCommandLine(const QStringList &arguments); // arguments without argv[0]

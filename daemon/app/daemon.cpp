@@ -29,6 +29,9 @@ std::chrono::milliseconds toMs(Nanoseconds d)
     return std::chrono::duration_cast<std::chrono::milliseconds>(d);
 }
 
+// How long a drain reads requests already sent before it closes idle connections.
+constexpr std::chrono::milliseconds kDrainSettle(200);
+
 ConnectionLimits limitsOf(const Config &config)
 {
     ConnectionLimits limits;
@@ -130,21 +133,46 @@ bool Daemon::start(QString *error)
                      .arg(QStringLiteral(SLP_VERSION))
                      .arg(m_config.routes.size())
                      .arg(m_configPath));
-    const int workers = m_config.workers;
-    const bool sharePort = workers > 1;
+    if (!m_sockets.acquire(m_config, kListenBacklog, error)) {
+        return false;
+    }
+    const QStringList given = m_sockets.addresses();
+    const bool sharePort = m_config.workers > 1 && m_sockets.descriptors().isEmpty();
     QString failure;
     if (sharePort && !portIsFree(m_config.listen.host, m_config.listen.port, &failure)) {
         *error = QStringLiteral("cannot listen on %1: %2").arg(m_config.listen.text, failure);
         return false;
     }
+    if (!startWorkers(sharePort, &failure)) {
+        const QString where = given.isEmpty() ? m_config.listen.text : given.join(", ");
+        *error = QStringLiteral("cannot listen on %1: %2").arg(where, failure);
+        return false; // ~Daemon stops the workers already started
+    }
+    m_sockets.closeDescriptors(); // every worker holds duplicates
+    logListening(sharePort, m_sockets.passedBySystemd() ? given : QStringList());
+    startDiscovery();
+    updateConfigWatch();
+    // Config compiled, every listener accepting, each worker holding the first table.
+    m_notifier.ready(statusLine());
+    startWatchdog();
+    if (ServiceNotifier::active()) {
+        connect(&m_statusTimer, &QTimer::timeout, this, &Daemon::refreshStatus);
+        m_statusTimer.start(std::chrono::seconds(5)); // failures counted on the workers
+    }
+    return true;
+}
+
+bool Daemon::startWorkers(bool sharePort, QString *error)
+{
     ListenAddress address = m_config.listen;
+    const QList<int> sockets = m_sockets.descriptors();
     const std::shared_ptr<const RouteTable> snapshot = std::make_shared<const RouteTable>(*m_table);
-    for (int i = 0; i < workers; ++i) {
+    for (int i = 0; i < m_config.workers; ++i) {
         auto *worker = new ServingWorker(i, workerSettings(), snapshot, m_metrics, *m_budget);
         m_workers.append(worker); // owned: deleted in stopWorkers()
         bool listening = false;
         if (i == 0) {
-            listening = worker->start(address, sharePort, &failure);
+            listening = worker->start(address, sharePort, sockets, error);
             address.port = worker->serverPort(); // the rest join the port the OS picked
         } else {
             auto *thread = new QThread; // owned: deleted in stopWorkers()
@@ -157,26 +185,51 @@ bool Daemon::start(QString *error)
             connect(thread, &QThread::finished, worker, &QObject::deleteLater);
             thread->start();
             QMetaObject::invokeMethod(
-                worker, [&] { listening = worker->start(address, sharePort, &failure); },
+                worker, [&] { listening = worker->start(address, sharePort, sockets, error); },
                 Qt::BlockingQueuedConnection);
         }
         if (!listening) {
-            *error = QStringLiteral("cannot listen on %1: %2").arg(m_config.listen.text, failure);
-            return false; // ~Daemon stops the workers already started
+            return false;
         }
+    }
+    return true;
+}
+
+void Daemon::logListening(bool sharePort, const QStringList &passed) const
+{
+    const int workers = m_config.workers;
+    if (sharePort) {
+        qCInfo(lcServer).noquote()
+            << QStringLiteral("%1 worker threads share the port (SO_REUSEPORT)").arg(workers);
+    } else if (workers > 1) {
+        qCInfo(lcServer).noquote()
+            << QStringLiteral("%1 worker threads accept on the same socket").arg(workers);
+    }
+    if (!passed.isEmpty()) {
+        qCInfo(lcServer).noquote()
+            << QStringLiteral("socket activation: systemd passed %1 listening socket(s); "
+                              "listen: %2 is ignored")
+                   .arg(passed.size())
+                   .arg(m_config.listen.text);
+        for (const QString &address : passed) {
+            qCInfo(lcServer).noquote()
+                << QStringLiteral("listening on %1 (passed by systemd)").arg(address);
+        }
+        return;
+    }
+    if (m_config.listen.isUnix()) {
+        qCInfo(lcServer).noquote() << QStringLiteral("listening on %1 (mode %2)")
+                                          .arg(m_config.listen.text)
+                                          .arg(m_config.listenMode, 4, 8, QLatin1Char('0'));
+        return;
     }
     const QHostAddress bound = m_workers.first()->serverAddress();
     QString host = bound.toString();
     if (bound.protocol() == QAbstractSocket::IPv6Protocol) {
         host = QLatin1Char('[') + host + QLatin1Char(']');
     }
-    if (sharePort) {
-        qCInfo(lcServer).noquote()
-            << QStringLiteral("%1 worker threads share the port (SO_REUSEPORT)").arg(workers);
-    }
-    qCInfo(lcServer).noquote() << QStringLiteral("listening on %1:%2").arg(host).arg(address.port);
-    startDiscovery();
-    return true;
+    qCInfo(lcServer).noquote()
+        << QStringLiteral("listening on %1:%2").arg(host).arg(m_workers.first()->serverPort());
 }
 
 void Daemon::startDiscovery()
@@ -208,6 +261,7 @@ void Daemon::startSupervisor(qsizetype routeIndex)
                 if (nameChanged) {
                     refreshModelInfo();
                 }
+                refreshStatus();
             });
     m_supervisors.append(supervisor);
     supervisor->start();
@@ -218,47 +272,57 @@ void Daemon::reload()
     // The new file is first compiled by `slp --check` in a child process with the YAML
     // deadline: a hang must cost a killed child, not the event loop that serves every request.
     if (m_reloadCheck) {
-        qCInfo(lcConfig)
-            << "reload: a reload is already being checked; this SIGHUP is merged into it";
+        qCInfo(lcConfig) << "reload: a reload is already being checked; another follows it";
+        m_reloadAgain = true; // the file may have changed since the child read it
         return;
     }
+    m_notifier.reloading();
     m_reloadCheck = new ConfigCheck(m_configPath, this);
     connect(m_reloadCheck, &ConfigCheck::finished, this,
             [this](bool ok, const QStringList &errors, bool timedOut) {
                 std::exchange(m_reloadCheck, nullptr)->deleteLater();
                 if (ok) {
                     applyReload();
-                    return;
+                } else if (timedOut) {
+                    reloadFailed(yamlDeadlineMessage(m_configPath), {});
+                } else {
+                    reloadFailed(
+                        QStringLiteral("%1 has %2 error(s)").arg(m_configPath).arg(errors.size()),
+                        errors);
                 }
-                if (timedOut) {
-                    qCWarning(lcConfig).noquote()
-                        << QStringLiteral("reload: ") + yamlDeadlineMessage(m_configPath) +
-                               QStringLiteral("; still serving the previous config");
-                    return;
-                }
-                qCWarning(lcConfig).noquote()
-                    << QStringLiteral("reload: %1 has %2 error(s); still serving the previous "
-                                      "config")
-                           .arg(m_configPath)
-                           .arg(errors.size());
-                for (const QString &line : errors) {
-                    qCWarning(lcConfig).noquote() << QStringLiteral("reload: ") + line;
-                }
+                reloadDone();
             });
     m_reloadCheck->start();
+}
+
+void Daemon::reloadFailed(const QString &summary, const QStringList &details)
+{
+    qCWarning(lcConfig).noquote()
+        << QStringLiteral("reload: %1; still serving the previous config").arg(summary);
+    for (const QString &line : details) {
+        qCWarning(lcConfig).noquote() << QStringLiteral("reload: ") + line;
+    }
+    m_reloadFailure = summary;
+}
+
+void Daemon::reloadDone()
+{
+    m_notifier.ready(statusLine());
+    if (std::exchange(m_reloadAgain, false)) {
+        reload();
+    }
 }
 
 void Daemon::applyReload()
 {
     ConfigResult result = m_loader();
     if (const auto *errors = std::get_if<QList<ConfigError>>(&result)) {
-        qCWarning(lcConfig).noquote()
-            << QStringLiteral("reload: %1 has %2 error(s); still serving the previous config")
-                   .arg(m_configPath)
-                   .arg(errors->size());
+        QStringList lines;
         for (const ConfigError &e : *errors) {
-            qCWarning(lcConfig).noquote() << QStringLiteral("reload: ") + e.toString();
+            lines << e.toString();
         }
+        reloadFailed(QStringLiteral("%1 has %2 error(s)").arg(m_configPath).arg(errors->size()),
+                     lines);
         return;
     }
     QStringList supervised;
@@ -305,6 +369,8 @@ void Daemon::applyReload()
         }
     }
     refreshModelInfo();
+    m_reloadFailure.clear();
+    updateConfigWatch();
     logRouteDump(
         QStringLiteral("reload: %1 routes from %2").arg(m_config.routes.size()).arg(m_configPath));
 }
@@ -344,9 +410,10 @@ void Daemon::beginShutdown(int signal)
         return;
     }
     m_draining = true;
-    // Stop accepting (the kernel refuses new connections) and close kept-alive connections
-    // once they owe nothing: a proxy in front must not keep sending new requests here.
-    onEveryWorker([](ServingWorker *worker) { worker->beginShutdown(); });
+    m_notifier.stopping(QStringLiteral("draining %1 in-flight requests").arg(m_exchanges.count()));
+    // Stop accepting: with a socket from systemd new connections wait in its queue for the
+    // next slp; without one the kernel refuses them.
+    onEveryWorker([](ServingWorker *worker) { worker->stopAccepting(); });
     qCInfo(lcServer).noquote() << QStringLiteral(
                                       "signal %1: draining in-flight requests for up to %2")
                                       .arg(signal)
@@ -362,13 +429,31 @@ void Daemon::beginShutdown(int signal)
         Q_EMIT finished(0);
     });
     m_drainGrace.start(toMs(m_config.shutdownGrace));
+    // Then close kept-alive connections once they owe nothing (a proxy in front must not keep
+    // sending new requests here), but only after a moment: a request already sent on a
+    // connection accepted just before the signal is read first, so its client gets an answer
+    // instead of a closed connection (a restart under a request loop lost about 1 in 400).
+    QTimer::singleShot(std::min(kDrainSettle, toMs(m_config.shutdownGrace)), this,
+                       &Daemon::closeConnections);
+}
+
+void Daemon::closeConnections()
+{
+    int unread = 0;
+    onEveryWorker([&unread](ServingWorker *worker) { unread += worker->closeConnections(); });
+    if (unread > 0 && m_drainGrace.isActive()) {
+        // Requests that arrived but are not read yet (a loaded machine): read them first.
+        QTimer::singleShot(kDrainSettle / 4, this, &Daemon::closeConnections);
+        return;
+    }
+    m_settled = true;
     checkDrained();
 }
 
 void Daemon::checkDrained()
 {
-    if (m_exchanges.count() > 0 || !m_drainGrace.isActive()) {
-        return; // still in flight (the last one reports), or the grace already ended it
+    if (!m_settled || m_exchanges.count() > 0 || !m_drainGrace.isActive()) {
+        return; // reading what was sent, still in flight (the last one reports), or over
     }
     m_drainGrace.stop();
     qCInfo(lcServer) << "drained; exiting";

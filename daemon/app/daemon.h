@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "app/listensockets.h"
+#include "app/servicenotifier.h"
 #include "config/config.h"
 #include "forward/exchangecounter.h"
 #include "observe/metrics.h"
@@ -18,6 +20,8 @@ class QThread;
 namespace slp {
 
 class ConfigCheck;
+class ConfigWatcher;
+class LoopWatchdog;
 class ConnectionBudget;
 class DiscoverySupervisor;
 class RouteTable;
@@ -37,7 +41,8 @@ public:
     Daemon(Config config, QString configPath, ConfigLoader loader, QObject *parent = nullptr);
     ~Daemon() override;
 
-    // Listens and logs the route dump; false with `error` set when the address is unusable.
+    // Listens and logs the route dump, then tells systemd it is ready; false with `error` set
+    // when the address is unusable.
     bool start(QString *error);
     // SIGHUP: a config that fails to compile is logged and ignored; a good one replaces the
     // table between requests (in-flight requests finish on the route they started on) and
@@ -46,6 +51,8 @@ public:
 
 private:
     void applyReload(); // compile in-process and swap, once the child check passed
+    void reloadFailed(const QString &summary, const QStringList &details);
+    void reloadDone(); // READY=1 after RELOADING=1, and a reload that waited runs now
 
 Q_SIGNALS:
     void finished(int exitCode);
@@ -53,6 +60,14 @@ Q_SIGNALS:
 private:
     void beginShutdown(int signal);
     void checkDrained();
+    void closeConnections(); // the drain's second step, repeated while requests are unread
+    bool startWorkers(bool sharePort, QString *error);
+    void logListening(bool sharePort, const QStringList &passed) const;
+    // Systemd integration (daemonservice.cpp): STATUS=, the watchdog, the config watch.
+    QString statusLine() const;
+    void refreshStatus();
+    void startWatchdog();
+    void updateConfigWatch();
     void startDiscovery();
     void startSupervisor(qsizetype routeIndex);
     void logRouteDump(const QString &headline) const;
@@ -83,7 +98,15 @@ private:
     QNetworkAccessManager *m_discoveryNetwork = nullptr; // Qt child
     QList<DiscoverySupervisor *> m_supervisors;          // Qt children
     bool m_draining = false;
-    QTimer m_drainGrace; // shutdown_grace: what is still in flight then is cut
+    bool m_settled = false;  // the drain has read what was sent and closed idle connections
+    QTimer m_drainGrace;     // shutdown_grace: what is still in flight then is cut
+    ListenSockets m_sockets; // passed by systemd, or the Unix socket; outlives the workers
+    ServiceNotifier m_notifier;
+    LoopWatchdog *m_watchdog = nullptr;       // Qt child, with WatchdogSec=
+    ConfigWatcher *m_configWatcher = nullptr; // Qt child, with watch_config
+    QTimer m_statusTimer;                     // STATUS= kept current under systemd
+    QString m_reloadFailure;                  // named in STATUS= until a reload succeeds
+    bool m_reloadAgain = false;               // the file changed while a reload was being checked
 };
 
 } // namespace slp

@@ -33,6 +33,10 @@ ReloadPlan planReload(const Config &running, Config next, const QStringList &sup
                              .arg(next.listen.text, running.listen.text);
     }
     next.listen = running.listen;
+    if (next.listenMode != running.listenMode) {
+        plan.warnings << QStringLiteral("listen_mode changes on restart only");
+        next.listenMode = running.listenMode;
+    }
     if (next.maxUpstreamConnections != running.maxUpstreamConnections ||
         next.upstreamTransport != running.upstreamTransport) {
         plan.warnings << QStringLiteral("upstream transport settings change on restart only");

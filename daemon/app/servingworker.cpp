@@ -9,14 +9,12 @@
 #include "upstream/qnam/qnamtransport.h"
 #include "upstream/socket/sockettransport.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace slp {
-
-namespace {
-// Qt's default backlog of 50 drops SYNs in a burst of new clients (a 1 s retry each).
-constexpr int kListenBacklog = 4096;
-} // namespace
 
 ServingWorker::ServingWorker(int index, WorkerSettings settings,
                              std::shared_ptr<const RouteTable> table, MetricsRegistry &metrics,
@@ -36,7 +34,8 @@ ServingWorker::~ServingWorker()
     }
 }
 
-bool ServingWorker::start(const ListenAddress &address, bool sharePort, QString *error)
+bool ServingWorker::start(const ListenAddress &address, bool sharePort, const QList<int> &sockets,
+                          QString *error)
 {
     if (m_settings.transport == QLatin1String("socket")) {
         m_transport = std::make_unique<SocketTransport>(m_settings.maxUpstreamConnections);
@@ -46,7 +45,27 @@ bool ServingWorker::start(const ListenAddress &address, bool sharePort, QString 
     m_router =
         std::make_unique<RequestRouter>(m_table, *m_transport, m_metrics, m_settings.options);
     m_front = new HttpFront(*m_router, this);
+    if (sockets.isEmpty()) {
+        ClientListener *listener = listenOn(address, sharePort, error);
+        if (!listener) {
+            return false;
+        }
+        attach(listener);
+        return true;
+    }
+    for (const int socket : sockets) {
+        ClientListener *listener = adopt(socket, error);
+        if (!listener) {
+            return false;
+        }
+        attach(listener);
+    }
+    return true;
+}
 
+ClientListener *ServingWorker::listenOn(const ListenAddress &address, bool sharePort,
+                                        QString *error)
+{
     auto *listener = new ClientListener(m_settings.limits, &m_budget, this);
     bool listening = false;
     if (sharePort) {
@@ -65,8 +84,31 @@ bool ServingWorker::start(const ListenAddress &address, bool sharePort, QString 
     }
     if (!listening) {
         delete listener;
-        return false;
+        return nullptr;
     }
+    return listener;
+}
+
+ClientListener *ServingWorker::adopt(int socket, QString *error)
+{
+    // A duplicate per worker: every worker's loop polls the one kernel socket and whichever
+    // accepts first takes the connection (the rest see EAGAIN, which QTcpServer ignores).
+    const int fd = ::fcntl(socket, F_DUPFD_CLOEXEC, 3);
+    auto *listener = new ClientListener(m_settings.limits, &m_budget, this);
+    if (fd < 0 || !listener->setSocketDescriptor(fd)) {
+        *error = fd < 0 ? QStringLiteral("dup: %1").arg(QString::fromLocal8Bit(strerror(errno)))
+                        : listener->errorString();
+        if (fd >= 0) {
+            ::close(fd);
+        }
+        delete listener;
+        return nullptr;
+    }
+    return listener;
+}
+
+void ServingWorker::attach(ClientListener *listener)
+{
     connect(listener, &ClientListener::connectionCountChanged, this,
             &ServingWorker::onConnectionCountChanged);
     // Requests refused before their body was read (413, 400, 408, ...) carry no model id.
@@ -74,18 +116,18 @@ bool ServingWorker::start(const ListenAddress &address, bool sharePort, QString 
         m_metrics.add(metric::requestsTotal, metric::requestLabels(metric::unknownModel, status));
     });
     m_front->bind(listener);
-    m_listener = listener;
-    return true;
+    m_listeners.append(listener);
 }
 
 QHostAddress ServingWorker::serverAddress() const
 {
-    return m_listener ? m_listener->serverAddress() : QHostAddress();
+    return !m_listeners.isEmpty() && m_listeners.first() ? m_listeners.first()->serverAddress()
+                                                         : QHostAddress();
 }
 
 quint16 ServingWorker::serverPort() const
 {
-    return m_listener ? m_listener->serverPort() : 0;
+    return !m_listeners.isEmpty() && m_listeners.first() ? m_listeners.first()->serverPort() : 0;
 }
 
 void ServingWorker::onConnectionCountChanged(int open)
@@ -113,16 +155,31 @@ void ServingWorker::applySettings(const WorkerSettings &settings)
     if (m_router) {
         m_router->setOptions(m_settings.options);
     }
-    if (m_listener) {
-        m_listener->setLimits(m_settings.limits);
+    for (const QPointer<ClientListener> &listener : std::as_const(m_listeners)) {
+        if (listener) {
+            listener->setLimits(m_settings.limits);
+        }
     }
 }
 
-void ServingWorker::beginShutdown()
+void ServingWorker::stopAccepting()
 {
-    if (m_listener) {
-        m_listener->beginShutdown();
+    for (const QPointer<ClientListener> &listener : std::as_const(m_listeners)) {
+        if (listener) {
+            listener->stopAccepting();
+        }
     }
+}
+
+int ServingWorker::closeConnections()
+{
+    int unread = 0;
+    for (const QPointer<ClientListener> &listener : std::as_const(m_listeners)) {
+        if (listener) {
+            unread += listener->closeConnections();
+        }
+    }
+    return unread;
 }
 
 } // namespace slp

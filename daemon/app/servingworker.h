@@ -18,6 +18,9 @@ class MetricsRegistry;
 class RouteTable;
 class UpstreamTransport;
 
+// Qt's default backlog of 50 drops SYNs in a burst of new clients (a 1 s retry each).
+inline constexpr int kListenBacklog = 4096;
+
 // What one worker needs from the config; the daemon computes each worker's share.
 struct WorkerSettings
 {
@@ -41,19 +44,27 @@ public:
     ~ServingWorker() override;
 
     // Builds the transport, router and front, and listens; call on the worker's own thread.
-    // `sharePort`: a SO_REUSEPORT listener, so the other workers can bind the same port.
-    bool start(const ListenAddress &address, bool sharePort, QString *error);
+    // With `sockets` (passed by systemd, or a Unix socket) it accepts on a duplicate of each;
+    // else it binds `address`, with `sharePort` as a SO_REUSEPORT listener, so the other
+    // workers can bind the same port.
+    bool start(const ListenAddress &address, bool sharePort, const QList<int> &sockets,
+               QString *error);
     QHostAddress serverAddress() const;
     quint16 serverPort() const;
 
     void setTable(std::shared_ptr<const RouteTable> table);
     // Reload: new connections get the new limits, new requests the new options.
     void applySettings(const WorkerSettings &settings);
-    // Stops accepting and closes each connection once it owes nothing.
-    void beginShutdown();
+    // A drain in two steps: stop accepting; then, once requests already sent on accepted
+    // connections have been read, close each connection once it owes nothing.
+    void stopAccepting();
+    int closeConnections(); // connections left because they have unread bytes
 
 private:
     void onConnectionCountChanged(int open);
+    ClientListener *listenOn(const ListenAddress &address, bool sharePort, QString *error);
+    ClientListener *adopt(int socket, QString *error);
+    void attach(ClientListener *listener);
 
     int m_index;
     WorkerSettings m_settings;
@@ -62,9 +73,9 @@ private:
     ConnectionBudget &m_budget;
     std::unique_ptr<UpstreamTransport> m_transport; // a QnamTransport or SocketTransport
     std::unique_ptr<RequestRouter> m_router;
-    HttpFront *m_front = nullptr;        // Qt child
-    QPointer<ClientListener> m_listener; // owned by m_front after bind()
-    int m_open = 0;                      // this worker's share of slp_client_connections
+    HttpFront *m_front = nullptr;                // Qt child
+    QList<QPointer<ClientListener>> m_listeners; // owned by m_front after bind()
+    int m_open = 0;                              // this worker's share of slp_client_connections
 };
 
 } // namespace slp

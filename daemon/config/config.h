@@ -57,7 +57,9 @@ inline constexpr int kMaxWorkers = 64;
 
 struct Config
 {
-    ListenAddress listen; // default ":8080"
+    ListenAddress listen;     // default ":8080"
+    int listenMode = 0660;    // file mode of a `listen: unix:PATH` socket
+    bool watchConfig = false; // reload when the config file changes, as SIGHUP does
     bool logRequests = false;
     qint64 maxBodyBytes = 64ll << 20;
     qint64 maxHeaderBytes = 64ll << 10;

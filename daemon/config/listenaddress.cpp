@@ -11,6 +11,19 @@ std::optional<ListenAddress> parseListenAddress(const QString &text, QString *er
         return std::nullopt;
     };
 
+    if (text.startsWith(QLatin1String("unix:"))) {
+        ListenAddress addr;
+        addr.unixPath = text.mid(5);
+        addr.text = text;
+        // sun_path holds 108 bytes with its terminating NUL.
+        if (addr.unixPath.isEmpty())
+            return fail(
+                QStringLiteral("missing path in \"%1\" (unix:/run/slp/slp.sock)").arg(text));
+        if (addr.unixPath.toLocal8Bit().size() > 107)
+            return fail(
+                QStringLiteral("socket path \"%1\" is longer than 107 bytes").arg(addr.unixPath));
+        return addr;
+    }
     QString hostPart;
     QString portPart;
     if (text.startsWith(QLatin1Char('['))) {

@@ -20,7 +20,25 @@ void readListen(YamlReader &in, const Field &f, const QString &path, Config &c)
     else
         in.error(f.mark(), QStringLiteral("listen: %1").arg(why),
                  QStringLiteral("write \":8080\" (quoted) for all interfaces, "
-                                "\"127.0.0.1:8080\" or \"[::1]:8080\" for one"));
+                                "\"127.0.0.1:8080\" or \"[::1]:8080\" for one, "
+                                "\"unix:/run/slp/slp.sock\" for a Unix socket"));
+}
+
+void readListenMode(YamlReader &in, const Field &f, const QString &path, Config &c)
+{
+    // Octal as chmod writes it; a plain YAML 0660 is read as that text, not as a number.
+    const auto text = in.readString(f, path);
+    if (!text)
+        return;
+    bool ok = !text->isEmpty() && text->size() <= 4;
+    for (const QChar ch : *text)
+        ok = ok && ch >= QLatin1Char('0') && ch <= QLatin1Char('7');
+    if (ok) {
+        c.listenMode = text->toInt(nullptr, 8);
+        return;
+    }
+    in.error(f.mark(), QStringLiteral("%1: \"%2\" is not an octal file mode").arg(path, *text),
+             QStringLiteral("write it as chmod does, e.g. 0660 (owner and group read and write)"));
 }
 
 void readTransport(YamlReader &in, const Field &f, const QString &path, Config &c)
@@ -68,6 +86,8 @@ void readWorkers(YamlReader &in, const Field &f, const QString &path, Config &c)
 // In this order in the "known keys" hint.
 const Key<Config> kTopKeys[] = {
     {"listen", ":8080", readListen},
+    {"listen_mode", "0660", readListenMode},
+    {"watch_config", "false", boolKey<&Config::watchConfig>},
     {"log_requests", "false", boolKey<&Config::logRequests>},
     {"max_body_bytes", "64MiB", sizeKey<&Config::maxBodyBytes>},
     {"max_header_bytes", "64KiB", sizeKey<&Config::maxHeaderBytes>},

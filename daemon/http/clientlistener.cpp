@@ -5,9 +5,29 @@
 
 #include <QTcpSocket>
 
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace slp {
+
+namespace {
+// A client on a Unix socket has no IP address, but Qt 6.4 reads its sockaddr_un as an IPv4
+// one and reports bytes of the path as the peer. Cleared, the peer is null: X-Forwarded-For
+// gets no address for it (docs/DECISIONS.md).
+class UnixPeerSocket : public QTcpSocket
+{
+public:
+    using QTcpSocket::QTcpSocket;
+    void forgetAddresses()
+    {
+        setPeerAddress(QHostAddress());
+        setPeerPort(0);
+        setLocalAddress(QHostAddress());
+        setLocalPort(0);
+    }
+};
+} // namespace
 
 ClientListener::ClientListener(const ConnectionLimits &limits, ConnectionBudget *budget,
                                QObject *parent)
@@ -44,13 +64,19 @@ void ClientListener::incomingConnection(qintptr handle)
 void ClientListener::adopt(qintptr handle)
 {
     // Holds a place in the budget (taken by the caller) until the socket is gone.
-    auto *socket = new QTcpSocket(this); // QtHttpServer deletes it when the client leaves
+    // QtHttpServer deletes the socket when the client leaves.
+    UnixPeerSocket *unixPeer = isUnixDomain() ? new UnixPeerSocket(this) : nullptr;
+    QTcpSocket *socket = unixPeer ? unixPeer : new QTcpSocket(this);
     if (!socket->setSocketDescriptor(handle)) {
         delete socket;
         m_budget->release();
         return;
     }
-    socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+    if (unixPeer) {
+        unixPeer->forgetAddresses();
+    } else {
+        socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+    }
     auto *connection = new ClientConnection(socket, m_limits); // owned: Qt child of the socket
     connect(connection, &ClientConnection::requestRejected, this, &ClientListener::requestRejected);
     ++m_open;
@@ -71,15 +97,42 @@ void ClientListener::adopt(qintptr handle)
     addPendingConnection(socket); // QtHttpServer picks it up (pendingConnectionAvailable)
 }
 
-void ClientListener::beginShutdown()
+bool ClientListener::isUnixDomain()
+{
+    if (!m_unixDomain) {
+        sockaddr_storage address = {};
+        socklen_t length = sizeof(address);
+        m_unixDomain = ::getsockname(int(socketDescriptor()),
+                                     reinterpret_cast<sockaddr *>(&address), &length) == 0 &&
+                       address.ss_family == AF_UNIX;
+    }
+    return *m_unixDomain;
+}
+
+void ClientListener::stopAccepting()
 {
     close();
     for (const qintptr handle : std::exchange(m_parked, {})) {
         ::close(int(handle));
     }
+}
+
+int ClientListener::closeConnections()
+{
+    int unread = 0;
     for (ClientConnection *connection : findChildren<ClientConnection *>()) {
+        // Closing it now would answer that request with a reset: read it first.
+        auto *socket = qobject_cast<QTcpSocket *>(connection->parent());
+        int queued = 0;
+        if (socket &&
+            (socket->bytesAvailable() > 0 ||
+             (::ioctl(int(socket->socketDescriptor()), FIONREAD, &queued) == 0 && queued > 0))) {
+            ++unread;
+            continue;
+        }
         connection->beginShutdown();
     }
+    return unread;
 }
 
 void ClientListener::admitParked()

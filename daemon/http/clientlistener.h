@@ -6,6 +6,8 @@
 #include <QList>
 #include <QTcpServer>
 
+#include <optional>
+
 namespace slp {
 
 class ConnectionBudget;
@@ -22,9 +24,12 @@ public:
                    QObject *parent = nullptr);
     ~ClientListener() override;
     void setLimits(const ConnectionLimits &limits) { m_limits = limits; }
-    // Stops accepting, drops the parked connections, and lets every open connection finish
-    // what it owes and close (no new requests on kept-alive connections).
-    void beginShutdown();
+    // Stops accepting and drops the parked connections (the first step of a drain).
+    void stopAccepting();
+    // Lets every open connection finish what it owes and close (no new requests on kept-alive
+    // connections); an idle one closes now. One with bytes not yet read (a request sent just
+    // before the drain) is left for the next call: returns how many were left.
+    int closeConnections();
 
 Q_SIGNALS:
     void connectionCountChanged(int open);
@@ -36,10 +41,12 @@ protected:
 private:
     void adopt(qintptr handle);
     void admitParked();
+    bool isUnixDomain(); // listening on an AF_UNIX socket (asked once)
 
     ConnectionLimits m_limits;
     ConnectionBudget *m_budget; // the daemon's; outlives every listener
     int m_open = 0;
+    std::optional<bool> m_unixDomain;
     // Accepted past the cap, not read: QTcpServer's accept loop keeps calling accept() after
     // pauseAccepting() until the kernel queue is empty, so a burst lands here beyond
     // max_connections. They wait here as they would have in the kernel's queue and are

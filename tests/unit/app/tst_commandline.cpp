@@ -20,6 +20,7 @@ private slots:
     void table_data();
     void table();
     void usageTextNamesEveryFlag();
+    void watchConfig();
 };
 
 void TestCommandLine::table_data()
@@ -141,10 +142,20 @@ void TestCommandLine::usageTextNamesEveryFlag()
 {
     const QString usage = slp::usageText();
     QVERIFY(usage.startsWith(QLatin1String("usage: slp")));
-    for (const char *flag :
-         {"--config", "--check", "--listen", "--log-requests", "--version", "--help", "-h"})
+    for (const char *flag : {"--config", "--check", "--listen", "--log-requests", "--watch-config",
+                             "--version", "--help", "-h", "unix:"})
         QVERIFY2(usage.contains(QLatin1String(flag)), flag);
     QVERIFY(usage.endsWith(QLatin1Char('\n')));
+}
+
+void TestCommandLine::watchConfig()
+{
+    QVERIFY(!parseCommandLine({"--config", "c.yaml"}).watchConfig);
+    const CommandLine cl = parseCommandLine({"--config", "c.yaml", "--watch-config"});
+    QCOMPARE(cl.action, CommandLine::Action::Serve);
+    QVERIFY(cl.watchConfig);
+    QVERIFY(parseCommandLine({"--config", "c.yaml", "--watch-config=yes"}).action ==
+            CommandLine::Action::UsageError);
 }
 
 QTEST_APPLESS_MAIN(TestCommandLine)

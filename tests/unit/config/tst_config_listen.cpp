@@ -12,6 +12,7 @@ private slots:
     void valid();
     void invalid_data();
     void invalid();
+    void unixPath();
 };
 
 void TestListenAddress::valid_data()
@@ -83,6 +84,23 @@ void TestListenAddress::invalid_data()
                               << "not an IP address";
     QTest::newRow("bad ipv4") << "256.1.1.1:80"
                               << "not an IP address";
+    QTest::newRow("unix without path") << "unix:"
+                                       << "missing path";
+    QTest::newRow("unix path too long")
+        << "unix:/" + QString(107, QLatin1Char('x')) << "longer than 107 bytes";
+}
+
+void TestListenAddress::unixPath()
+{
+    QString error;
+    const auto addr = slp::parseListenAddress(QStringLiteral("unix:/run/slp/slp.sock"), &error);
+    QVERIFY2(addr.has_value(), qPrintable(error));
+    QVERIFY(addr->isUnix());
+    QCOMPARE(addr->unixPath, QStringLiteral("/run/slp/slp.sock"));
+    QCOMPARE(addr->text, QStringLiteral("unix:/run/slp/slp.sock"));
+    const auto relative = slp::parseListenAddress(QStringLiteral("unix:slp.sock"), &error);
+    QVERIFY(relative && relative->unixPath == QStringLiteral("slp.sock"));
+    QVERIFY(!slp::parseListenAddress(QStringLiteral("127.0.0.1:80"))->isUnix());
 }
 
 void TestListenAddress::invalid()
