@@ -108,9 +108,9 @@ struct ConfigKey
 // Every key, section by section, in the order of the "known keys" hints.
 QList<ConfigKey> configKeys();
 
-// The start-up dump line for route `index` (README "Running it"), names padded to `width`:
-// "NAME -> URL as \"MODEL\"", "NAME -> URL (discovering)", "(passthrough)", "(follows BACKEND)",
-// then " stream_idle_timeout=1s" and " sse_keepalive=400ms" for the keys a route sets.
+// The start-up dump line for route `index` (docs/OPERATE.md, "The command line"), names padded to
+// `width`: "NAME -> URL as \"MODEL\"", "NAME -> URL (discovering)", "(passthrough)", "(follows
+// BACKEND)", then " stream_idle_timeout=1s" and " sse_keepalive=400ms" for the keys a route sets.
 QString routeDumpLine(const Config &config, int index, int width);
 // Every route's dump line, names padded to the longest (the start-up dump and `slp --check`).
 QStringList routeDump(const Config &config);

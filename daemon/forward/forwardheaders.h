@@ -5,7 +5,7 @@
 
 namespace slp {
 
-// Header rules of the forward path (README "HTTP surface"), kept pure for unit tests.
+// Header rules of the forward path (docs/HTTP.md), kept pure for unit tests.
 
 struct InboundHeaders
 {

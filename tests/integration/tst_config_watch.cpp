@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// `watch_config: true` and `--watch-config` against the real `slp` (README "Config"): a config
+// `watch_config: true` and `--watch-config` against the real `slp` (docs/CONFIG.md): a config
 // replaced by an atomic rename (as editors and QSaveFile save) reloads as SIGHUP does; a
 // partial write is refused with the reload errors while the old table keeps serving, and its
 // completion reloads; a burst of writes is one reload (debounced); the same bytes written

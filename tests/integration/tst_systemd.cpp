@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// slp under systemd's protocols, against the real binary (README "Run it under systemd"):
+// slp under systemd's protocols, against the real binary (docs/OPERATE.md, "Run it under systemd"):
 // Type=notify through a fake $NOTIFY_SOCKET (READY=1 only once the port accepts, STATUS= kept
 // current, RELOADING=1 then READY=1 around a good and a refused reload, STOPPING=1 at
 // drain); the watchdog (WATCHDOG=1 only while every event loop turns: a worker thread wedged

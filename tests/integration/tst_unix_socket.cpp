@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// `listen: unix:PATH` and `--listen unix:PATH` against the real `slp` (README "Listening on a
-// Unix socket"): the socket gets listen_mode; curl --unix-socket and Caddy's `reverse_proxy
+// `listen: unix:PATH` and `--listen unix:PATH` against the real `slp` (docs/OPERATE.md, "Run it
+// under systemd"): the socket gets listen_mode; curl --unix-socket and Caddy's `reverse_proxy
 // unix//PATH` are served (with workers: 2 too); X-Forwarded-For carries no address for a
 // Unix-socket peer (a client's own list passes unchanged); a socket file left by a dead
 // process is replaced, a live one or a non-socket file refuses the start and is left alone;

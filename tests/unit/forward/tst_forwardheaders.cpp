@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The header rules of the forward path (README "HTTP surface"): hop-by-hop and
+// The header rules of the forward path (docs/HTTP.md): hop-by-hop and
 // Connection-named headers dropped, Host the upstream's, inbound X-Request-Id never forwarded,
 // X-Forwarded-* appended or set, everything else passed with repeats kept apart.
 #include "forward/forwardheaders.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // RouteTable: which name each route sends upstream, how ?debug labels it, and the catalog
-// built from it (README "HTTP surface", GET /v1/models; docs/DECISIONS.md on discovery and
+// built from it (docs/HTTP.md, GET /v1/models; docs/DECISIONS.md on discovery and
 // pinning).
 #include "routing/routetable.h"
 
