@@ -297,6 +297,10 @@ note="commit $commit (worktree may differ); $("$nginx_bin" -v 2>&1); $(nproc) co
 echo "run.sh: $note"
 echo "run.sh: generator, proxies and upstreams share the same $(nproc) cores"
 plot_data="${out%.json}-sizes.dat"
+# Whether what was built differs from the commit (this run's own outputs do not count).
+dirty=""
+git -C "$here" diff --quiet HEAD -- . ':!bench/results' ':!bench/README.md' \
+    ':!bench/overhead-by-size.png' 2>/dev/null || dirty=" plus uncommitted changes"
 started="$(date -u '+%Y-%m-%d %H:%M UTC')"
 "$bench_bin" "${bench_args[@]}" --note "$note" --plot-data "$plot_data" "${passthrough[@]}" |
     tee "$tmp/table.txt"
@@ -318,8 +322,6 @@ if [ "$sizes_ran" = 1 ]; then
 fi
 if [ "$readme" = 1 ]; then
     machine="$(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), Linux $(uname -r)"
-    dirty=""
-    git -C "$here" diff --quiet HEAD -- 2>/dev/null || dirty=" plus uncommitted changes"
     "$here/bench/readme-table.sh" "$here/bench/README.md" "$tmp/table.txt" \
         "$started" "commit $commit$dirty" "$machine" "$load" "$load_end" "$command_line" \
         "$([ "$sizes_ran" = 1 ] && echo overhead-by-size.png)"
