@@ -42,7 +42,10 @@ int main(int argc, char **argv)
         {"direct-sink", "Discarding upstream (large bodies), direct.", "host:port"},
         {"nginx-sink", "nginx proxying to the discarding upstream.", "host:port"},
         {"sink", "Run only the discarding upstream on HOST:PORT (until killed).", "host:port"},
-        {"only", "Comma-separated scenarios: small,large,stream,aggregate (default all).", "list"},
+        {"only",
+         "Comma-separated scenarios: small,large,stream,aggregate,response (default all); "
+         "large and response are the request and response body size sweeps.",
+         "list"},
         {"nginx-pid", "nginx master pid (workers found as its children).", "pid"},
         {"mock-pid", "The mock upstream's pid (its CPU is reported for streams).", "pid"},
         {"slp", "An slp instance: NAME=host:port:pid (repeatable).", "spec"},
@@ -52,6 +55,7 @@ int main(int argc, char **argv)
         {"rounds", "Interleaved rounds per scenario (default 3).", "n"},
         {"slice-ms", "Measured time per load slice (default 2000).", "ms"},
         {"json", "Write the results here.", "file"},
+        {"plot-data", "Write the size sweeps as gnuplot data here.", "file"},
         {"note", "Free text stored in the JSON.", "text"},
     });
     p.process(app);
@@ -77,6 +81,7 @@ int main(int argc, char **argv)
     if (p.isSet("slice-ms"))
         opt.sliceMs = std::max(100, p.value("slice-ms").toInt());
     opt.jsonPath = p.value("json");
+    opt.plotPath = p.value("plot-data");
     opt.note = p.value("note");
     opt.mock = ProcSet(p.value("mock-pid").toInt());
     if (p.isSet("only"))

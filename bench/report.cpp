@@ -2,6 +2,8 @@
 #include "report.h"
 
 #include "load.h"
+#include "sizes.h"
+#include "table.h"
 
 #include <QDateTime>
 #include <QFile>
@@ -19,65 +21,38 @@ namespace slp::bench {
 
 namespace {
 
-QString fmt(double v, int prec = 0)
-{
-    if (std::isnan(v))
-        return QStringLiteral("-");
-    return QString::number(v, 'f', prec);
-}
-
-QString fmtAdded(double v, int prec = 0)
-{
-    if (std::isnan(v))
-        return QStringLiteral("-");
-    return (v >= 0 ? QStringLiteral("+") : QString()) + QString::number(v, 'f', prec);
-}
-
-// Rotates the order of the ways each round so none always runs first (or right after another).
-QList<int> order(int nWays, int round)
-{
-    QList<int> o;
-    for (int i = 0; i < nWays; ++i)
-        o << (i + round) % nWays;
-    return o;
-}
-
-void progress(const QString &s)
-{
-    std::fprintf(stderr, "  %s\n", qPrintable(s));
-    std::fflush(stderr);
-}
-
 QByteArray smallBody()
 {
     // About 300 bytes, like a short chat turn.
     return R"({"model":"static","messages":[{"role":"system","content":"You are a helpful assistant. Answer briefly."},{"role":"user","content":"What is the capital of France? Please answer in one short sentence, without any additional commentary or formatting."}],"max_tokens":64,"temperature":0.2,"stream":false})";
 }
 
-QByteArray largeBody(qint64 size)
+// gnuplot's input (bench/plot-sizes.gp): index 0 request sizes, index 1 response sizes; per
+// row the size in bytes, its label, then per way its p50 and its added p50 (ms).
+bool writePlotData(const QString &path, const QList<Way> &ways, QStringList requests,
+                   QStringList responses)
 {
-    // A chat request carrying one big base64-like string (an image or a long history).
-    const QByteArray pre = R"({"model":"sink","messages":[{"role":"user","content":")";
-    const QByteArray post = R"("}],"max_tokens":16})";
-    QByteArray b;
-    b.reserve(size);
-    b += pre;
-    const QByteArray alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    const qint64 fill = size - pre.size() - post.size();
-    for (qint64 i = 0; i < fill; ++i)
-        b += alphabet[i % alphabet.size()];
-    b += post;
-    return b;
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+        std::fprintf(stderr, "slp_bench: cannot write %s\n", qPrintable(path));
+        return false;
+    }
+    QString empty = QStringLiteral("0 \"-\"");
+    QStringList names;
+    for (const Way &w : ways) {
+        empty += QStringLiteral(" NaN NaN");
+        names << w.name;
+    }
+    for (QStringList *block : {&requests, &responses}) {
+        if (block->isEmpty())
+            block->append(empty);
+    }
+    const QString text = "# ways: " + names.join(' ') + "\n# request bodies\n" +
+                         requests.join('\n') + "\n\n\n# response bodies\n" + responses.join('\n') +
+                         "\n";
+    f.write(text.toUtf8());
+    return true;
 }
-
-struct Check
-{
-    QString way;
-    QString name;
-    QString target;
-    QString value;
-    bool met = false;
-};
 
 } // namespace
 
@@ -95,14 +70,9 @@ int run(const QList<Way> &ways, const Options &opt)
     json["ways"] = wayNames;
     QList<Check> checks;
 
-    // Table lines: label, one cell per way.
-    struct Line
-    {
-        QString label;
-        QStringList cells;
-        QString target;
-    };
     QList<Line> lines;
+    QStringList plotRequests;
+    QStringList plotResponses;
     auto section = [&](const QString &s) { lines.append({s, {}, {}}); };
 
     if (opt.only.contains(QStringLiteral("small"))) {
@@ -202,85 +172,19 @@ int run(const QList<Way> &ways, const Options &opt)
     }
 
     if (opt.only.contains(QStringLiteral("large"))) {
-        // -- 2. large bodies -----------------------------------------------------------------
-        struct Size
-        {
-            const char *label;
-            qint64 bytes;
-            int count;
-            double targetMs;
-        };
-        const QList<Size> sizes{{"1.2 MB", 1200000, opt.quick ? 3 : 10, 1.0},
-                                {"5.8 MB", 5800000, opt.quick ? 2 : 6, std::nan("")},
-                                {"22 MB", 22000000, opt.quick ? 1 : 3, 20.0}};
-        QJsonObject jLarge;
-        section(QStringLiteral(
-            "2. large bodies (c=1, upstream reads and discards the body, answers 200 {})"));
-        for (const Size &sz : sizes) {
-            const QByteArray body = largeBody(sz.bytes);
-            QList<LoadStats> per(nWays);
-            for (int r = 0; r < opt.rounds; ++r) {
-                for (int wi : order(nWays, r)) {
-                    const Way &w = ways[wi];
-                    progress(QStringLiteral("large %1 round %2 %3")
-                                 .arg(sz.label)
-                                 .arg(r + 1)
-                                 .arg(w.name));
-                    LoadSpec spec;
-                    spec.ep = w.sink;
-                    spec.head = requestHead(w.sink, body.size());
-                    spec.body = body;
-                    spec.conc = 1;
-                    spec.durationMs = 600000;
-                    spec.maxRequests = 1;
-                    runLoad(spec, ProcSet()); // warm the connection
-                    spec.maxRequests = sz.count;
-                    per[wi].add(runLoad(spec, w.proc));
-                }
-            }
-            const double d50 = per[0].p50us() / 1e3;
-            Line l{QStringLiteral("%1 latency p50 (ms)").arg(sz.label), {}, {}};
-            Line a{QStringLiteral("%1 added p50 (ms)").arg(sz.label),
-                   {},
-                   std::isnan(sz.targetMs) ? QString() : "<= +" + fmt(sz.targetMs)};
-            Line m{QStringLiteral("%1 proxy peak RSS (MB)").arg(sz.label), {}, {}};
-            Line e{QStringLiteral("%1 failed requests").arg(sz.label), {}, {}};
-            QJsonObject js;
-            for (int i = 0; i < nWays; ++i) {
-                const LoadStats &s = per[i];
-                const double p50 = s.p50us() / 1e3;
-                l.cells << fmt(p50, 2);
-                a.cells << (i == 0 ? QStringLiteral("-") : fmtAdded(p50 - d50, 2));
-                m.cells << (ways[i].proc.isEmpty() ? QStringLiteral("-")
-                                                   : fmt(double(s.peakRssKb) / 1024, 1));
-                e.cells << QString::number(s.bad);
-                js[ways[i].name] = QJsonObject{
-                    {"requests", s.ok},
-                    {"failed", s.bad},
-                    {"p50_ms", p50},
-                    {"p99_ms", s.p99us() / 1e3},
-                    {"added_p50_ms", i == 0 ? QJsonValue() : p50 - d50},
-                    {"proxy_peak_rss_kb", ways[i].proc.isEmpty() ? QJsonValue() : s.peakRssKb},
-                    {"proxy_cpu_ms_per_req",
-                     ways[i].proc.isEmpty() ? QJsonValue() : s.cpuUsPerReq() / 1e3},
-                };
-                if (ways[i].slp && !std::isnan(sz.targetMs)) {
-                    checks.append({ways[i].name, QStringLiteral("%1 body added p50").arg(sz.label),
-                                   "<= +" + fmt(sz.targetMs) + " ms",
-                                   fmtAdded(p50 - d50, 2) + " ms",
-                                   s.bad == 0 && p50 - d50 <= sz.targetMs});
-                }
-            }
-            lines << l << a << m << e;
-            jLarge[sz.label] = js;
-        }
-        json["large_bodies"] = jLarge;
+        // -- 2. request bodies by size -------------------------------------------------------
+        json["request_sizes"] = runSizes(ways, opt, false, lines, checks, plotRequests);
+    }
+
+    if (opt.only.contains(QStringLiteral("response"))) {
+        // -- 3. response bodies by size ------------------------------------------------------
+        json["response_sizes"] = runSizes(ways, opt, true, lines, checks, plotResponses);
     }
 
     if (opt.only.contains(QStringLiteral("stream"))) {
-        // -- 3. streaming --------------------------------------------------------------------
+        // -- 4. streaming --------------------------------------------------------------------
         const int expected = opt.streamSeconds * 1000 / opt.intervalMs;
-        section(QStringLiteral("3. streaming (%1 events/s each for %2 s, mock upstream)")
+        section(QStringLiteral("4. streaming (%1 events/s each for %2 s, mock upstream)")
                     .arg(1000 / opt.intervalMs)
                     .arg(opt.streamSeconds));
         QJsonObject jStream;
@@ -378,11 +282,11 @@ int run(const QList<Way> &ways, const Options &opt)
     }
 
     if (opt.only.contains(QStringLiteral("aggregate"))) {
-        // -- 4. aggregate --------------------------------------------------------------------
+        // -- 5. aggregate --------------------------------------------------------------------
         // Non-streaming chat requests answered with 50 content pieces: pass-through (route mock)
         // against reassembly (route mock-agg: slp asks upstream for a stream and joins it).
         section(QStringLiteral(
-            "4. aggregate (non-streaming, 50 pieces, c=1): pass-through vs reassembled"));
+            "5. aggregate (non-streaming, 50 pieces, c=1): pass-through vs reassembled"));
         QJsonObject jAgg;
         {
             const QByteArray pass =
@@ -479,7 +383,7 @@ int run(const QList<Way> &ways, const Options &opt)
             out += "  " + l.target;
         out += "\n";
     }
-    out += QStringLiteral("\nTargets (issue #8)\n");
+    out += QStringLiteral("\nTargets (issues 8 and 26)\n");
     QJsonArray jChecks;
     for (const Check &c : checks) {
         out += QStringLiteral("  %1 %2 %3 %4  %5\n")
@@ -507,6 +411,8 @@ int run(const QList<Way> &ways, const Options &opt)
         json["table"] = out;
         f.write(QJsonDocument(json).toJson(QJsonDocument::Indented));
     }
+    if (!opt.plotPath.isEmpty() && !writePlotData(opt.plotPath, ways, plotRequests, plotResponses))
+        return 1;
     return 0;
 }
 

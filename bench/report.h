@@ -28,9 +28,10 @@ struct Options
     int streamSeconds = 20;
     int intervalMs = 100;
     QString jsonPath;
+    QString plotPath; // gnuplot data of the size sweeps (bench/plot-sizes.gp)
     QString note;
     ProcSet mock; // the mock upstream's process, for its CPU share during streams
-    QStringList only{"small", "large", "stream", "aggregate"};
+    QStringList only{"small", "large", "stream", "aggregate", "response"};
 };
 
 // Runs the scenarios in opt.only over every way, prints the table, writes the JSON.

@@ -4,7 +4,12 @@
 # and writes bench/results/latest.json (--quick: bench/results/quick.json). See bench/README.md.
 #
 #   bench/run.sh [--quick] [--transport qnam|socket|both|auto|LIST] [--baseline SLP]
-#                [-- slp_bench options...]
+#                [--readme|--no-readme] [-- slp_bench options...]
+#
+# A full run (not --quick, or any run with --readme) rewrites the results block of
+# bench/README.md (between its bench-table markers) with the table, the date, the machine and
+# this command, and plots the size sweeps to bench/overhead-by-size.png (gnuplot); a quick run
+# plots to bench/results/quick-sizes.png and leaves the README alone.
 #
 # LIST is comma-separated slp instances, each qnam or socket with an optional -wN for
 # `workers: N` (e.g. socket,socket-w2): one column each, at most 4. --baseline SLP adds, for
@@ -22,15 +27,19 @@ quick=0
 transport=auto
 out=""
 baseline=""
+readme=""
 passthrough=()
+command_line="bench/run.sh$(printf ' %q' "$@")"
 
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) quick=1 ;;
     --transport) transport="${2:?--transport needs qnam, socket, both or auto}"; shift ;;
     --out) out="${2:?--out needs a file}"; shift ;;
     --baseline) baseline="${2:?--baseline needs an slp binary}"; shift ;;
+    --readme) readme=1 ;;
+    --no-readme) readme=0 ;;
     -h | --help) usage; exit 0 ;;
     --) shift; passthrough=("$@"); break ;;
     *) echo "run.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
@@ -40,7 +49,7 @@ done
 
 # -- dependencies ---------------------------------------------------------------------------
 packages=(build-essential cmake ninja-build pkg-config qt6-base-dev qt6-httpserver-dev
-    qt6-websockets-dev libyaml-cpp-dev nginx-light)
+    qt6-websockets-dev libyaml-cpp-dev nginx-light gnuplot-nox)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -287,7 +296,37 @@ load="$(cut -d' ' -f1-3 /proc/loadavg)"
 note="commit $commit (worktree may differ); $("$nginx_bin" -v 2>&1); $(nproc) cores; load average at start $load; instances: ${instances[*]}${baseline:+ (-base: $baseline)}"
 echo "run.sh: $note"
 echo "run.sh: generator, proxies and upstreams share the same $(nproc) cores"
-"$bench_bin" "${bench_args[@]}" --note "$note" "${passthrough[@]}"
+plot_data="${out%.json}-sizes.dat"
+# Whether what was built differs from the commit (this run's own outputs do not count).
+dirty=""
+git -C "$here" diff --quiet HEAD -- . ':!bench/results' ':!bench/README.md' \
+    ':!bench/overhead-by-size.png' 2>/dev/null || dirty=" plus uncommitted changes"
+started="$(date -u '+%Y-%m-%d %H:%M UTC')"
+"$bench_bin" "${bench_args[@]}" --note "$note" --plot-data "$plot_data" "${passthrough[@]}" |
+    tee "$tmp/table.txt"
+load_end="$(cut -d' ' -f1-3 /proc/loadavg)"
+[ -z "$readme" ] && { [ "$quick" = 1 ] && readme=0 || readme=1; }
+png="$here/bench/results/quick-sizes.png"
+[ "$readme" = 1 ] && png="$here/bench/overhead-by-size.png"
+sizes_ran=0
+grep -q "bodies by size" "$tmp/table.txt" && sizes_ran=1
+if [ "$sizes_ran" = 1 ]; then
+    if command -v gnuplot >/dev/null 2>&1; then
+        names="direct nginx"
+        for t in "${instances[@]}"; do names="$names slp-$t"; done
+        gnuplot -e "data='$plot_data'; out='$png'; names='$names'; note='$started, commit $commit, load $load'" \
+            "$here/bench/plot-sizes.gp" && echo "run.sh: plot in $png"
+    else
+        echo "run.sh: no gnuplot (apt-get install gnuplot-nox): no plot" >&2
+    fi
+fi
+if [ "$readme" = 1 ]; then
+    machine="$(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), Linux $(uname -r)"
+    "$here/bench/readme-table.sh" "$here/bench/README.md" "$tmp/table.txt" \
+        "$started" "commit $commit$dirty" "$machine" "$load" "$load_end" "$command_line" \
+        "$([ "$sizes_ran" = 1 ] && echo overhead-by-size.png)"
+    echo "run.sh: results table in bench/README.md"
+fi
 for t in "${instances[@]}"; do
     n="$(grep -ci "warn\|error\|fail" "$tmp/slp-$t.log" || true)"
     [ "$n" -gt 0 ] && echo "run.sh: slp ($t) logged $n warning/error lines, e.g.: $(grep -i -m1 "warn\|error\|fail" "$tmp/slp-$t.log")"

@@ -22,16 +22,64 @@ void reply(int fd, QByteArrayView bytes)
     [[maybe_unused]] const ssize_t n = ::send(fd, bytes.data(), size_t(bytes.size()), MSG_NOSIGNAL);
 }
 
+// The filler of sized answers: one buffer, sent from for every size (no copy per answer).
+const QByteArray &filler(qint64 size)
+{
+    static QByteArray bytes;
+    if (bytes.size() < size) {
+        bytes = QByteArray(size, 'A');
+    }
+    return bytes;
+}
+
+// 200 with a JSON body of exactly `size` bytes ({} below 10 bytes).
+QList<QByteArray> answer(qint64 size)
+{
+    if (size < 10) {
+        return {"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"};
+    }
+    const QByteArray head =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+        QByteArray::number(size) + "\r\n\r\n{\"x\":\"";
+    return {head, QByteArray::fromRawData(filler(size).constData(), size - 8), "\"}"};
+}
+
 } // namespace
 
 struct Sink::Peer
 {
     int fd = -1;
     std::unique_ptr<QSocketNotifier> n;
+    std::unique_ptr<QSocketNotifier> w; // while an answer does not fit the socket
     wire::Parser parser{wire::Parser::Kind::Request};
-    bool answer = false; // a request ended
-    bool refuse = false; // a request without a length
+    bool answer = false;    // a request ended
+    bool refuse = false;    // a request without a length
+    qint64 answerBytes = 0; // X-Sink-Response-Bytes of the request: its answer's body size
+    QList<QByteArray> out;  // answer bytes the socket has not taken yet
+    qsizetype outOffset = 0;
 };
+
+namespace {
+// Sends what the socket takes; false on an error (what it did not take stays in `out`).
+bool flushOut(Sink::Peer *p)
+{
+    while (!p->out.isEmpty()) {
+        const QByteArray &front = p->out.first();
+        const ssize_t n = ::send(p->fd, front.constData() + p->outOffset,
+                                 size_t(front.size() - p->outOffset), MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK;
+        p->outOffset += n;
+        if (p->outOffset == front.size()) {
+            p->out.removeFirst();
+            p->outOffset = 0;
+        }
+    }
+    return true;
+}
+} // namespace
 
 Sink::Sink() = default;
 
@@ -74,6 +122,7 @@ void Sink::onAccept()
                 p->refuse = true;
                 return;
             }
+            p->answerBytes = h.header("x-sink-response-bytes").toLongLong();
             if (h.header("expect").trimmed().toLower() == "100-continue")
                 reply(p->fd, "HTTP/1.1 100 Continue\r\n\r\n");
         };
@@ -89,9 +138,36 @@ void Sink::drop(const std::shared_ptr<Peer> &peer)
 {
     peer->n->setEnabled(false);
     peer->n.release()->deleteLater();
+    if (peer->w) {
+        peer->w->setEnabled(false);
+        peer->w.release()->deleteLater();
+    }
     ::close(peer->fd);
     peer->fd = -1;
     m_peers.erase(std::remove(m_peers.begin(), m_peers.end(), peer), m_peers.end());
+}
+
+void Sink::sendAnswer(const std::shared_ptr<Peer> &peer)
+{
+    peer->out += answer(peer->answerBytes);
+    if (!flushOut(peer.get())) {
+        drop(peer);
+        return;
+    }
+    if (peer->out.isEmpty() || peer->w)
+        return;
+    // The rest goes as the socket drains (a client reads one answer before its next request).
+    peer->w = std::make_unique<QSocketNotifier>(peer->fd, QSocketNotifier::Write);
+    Peer *p = peer.get();
+    QObject::connect(p->w.get(), &QSocketNotifier::activated, p->w.get(), [p] {
+        const bool ok = flushOut(p);
+        if (ok && !p->out.isEmpty())
+            return;
+        if (!ok)
+            ::shutdown(p->fd, SHUT_RDWR); // the read side sees the error and drops the peer
+        p->w->setEnabled(false);
+        p->w.release()->deleteLater();
+    });
 }
 
 void Sink::onRead(const std::shared_ptr<Peer> &peer)
@@ -122,8 +198,7 @@ void Sink::onRead(const std::shared_ptr<Peer> &peer)
                 return;
             }
             if (std::exchange(peer->answer, false))
-                reply(peer->fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                                "Content-Length: 2\r\n\r\n{}");
+                sendAnswer(peer);
             else if (used == 0)
                 break; // cannot happen (feed takes all unless a request ended): never spin
         }

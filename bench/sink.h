@@ -12,7 +12,8 @@ namespace slp::bench {
 
 // --sink: the large-body upstream. Reads each request (slp_test_wire parses it), discards the
 // body as it comes, then answers 200 {} (the mock would parse and record it, which costs more
-// than the proxy hop being measured). A request without a length gets 411.
+// than the proxy hop being measured), or, when the request says `X-Sink-Response-Bytes: N`, a
+// JSON body of exactly N bytes. A request without a length gets 411.
 class Sink
 {
 public:
@@ -20,9 +21,10 @@ public:
     ~Sink();
     bool listen(const Endpoint &ep);
 
-private:
     struct Peer;
 
+private:
+    void sendAnswer(const std::shared_ptr<Peer> &peer);
     void onAccept();
     void drop(const std::shared_ptr<Peer> &peer);
     void onRead(const std::shared_ptr<Peer> &peer);

@@ -13,6 +13,7 @@ packages=(
     curl ca-certificates python3 clang-format caddy lintian desktop-file-utils
     xvfb xauth x11-utils dbus tint2 dunst xdotool imagemagick
     debootstrap systemd-container prometheus
+    gnuplot-nox # bench/run.sh plots its size sweeps
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -9,6 +9,23 @@
 
 namespace slp {
 
+namespace {
+// The bytes of `bytes` from `from` on, sharing its storage: what the kernel did not take of a
+// 22 MB body goes to Qt's write buffer without a second copy (QIODevice::write keeps a
+// QByteArray of 4 KiB or more as it is). Raw data, whose lifetime is the caller's, is copied.
+QByteArray tailOf(const QByteArray &bytes, qsizetype from)
+{
+    QByteArray tail = bytes; // one more reference, no copy
+    QByteArray::DataPointer &d = tail.data_ptr();
+    if (from <= 0 || d.d_ptr() == nullptr) {
+        return from <= 0 ? tail : bytes.mid(from);
+    }
+    d.ptr += from; // the same block, seen from `from`: still NUL-terminated at its end
+    d.size -= from;
+    return tail;
+}
+} // namespace
+
 qint64 writeDirect(QTcpSocket *socket, const QByteArray &bytes)
 {
     qint64 sent = 0;
@@ -29,7 +46,7 @@ qint64 writeDirect(QTcpSocket *socket, const QByteArray &bytes)
         }
     }
     if (sent < bytes.size()) {
-        socket->write(sent == 0 ? bytes : bytes.mid(sent));
+        socket->write(tailOf(bytes, sent));
     }
     return sent;
 }

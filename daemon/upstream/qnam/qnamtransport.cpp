@@ -9,6 +9,7 @@
 #include <QNetworkReply>
 #include <QNetworkRequest>
 
+#include <algorithm>
 #include <cstring>
 
 namespace slp {
@@ -424,6 +425,30 @@ void QnamTransport::retire(const QString &origin, QNetworkAccessManager *manager
     }
 }
 
+namespace {
+// QNAM keeps one value per name (any case), and setting a name again re-spells it and moves it
+// last. To keep repeated fields apart, in order and spelled as the client sent them, each
+// later line rides in the first one's value behind "\r\n<its own name>: ": QNAM writes
+// values as they are, and SLP refused CR, LF and NUL in every inbound header already. Lines
+// of other names between them end up after them (their order carries no meaning).
+HeaderList withRepeatsJoined(const HeaderList &headers)
+{
+    HeaderList out;
+    out.reserve(headers.size());
+    for (const auto &[name, value] : headers) {
+        auto first = std::find_if(out.begin(), out.end(), [&name = name](const auto &h) {
+            return h.first.compare(name, Qt::CaseInsensitive) == 0;
+        });
+        if (first == out.end()) {
+            out.append({name, value});
+        } else {
+            first->second += "\r\n" + name + ": " + value;
+        }
+    }
+    return out;
+}
+} // namespace
+
 QNetworkRequest QnamTransport::prepare(const UpstreamRequest &request) const
 {
     QNetworkRequest qreq(
@@ -439,16 +464,8 @@ QNetworkRequest QnamTransport::prepare(const UpstreamRequest &request) const
     qreq.setTransferTimeout(0);
 
     bool hasAcceptEncoding = false;
-    for (const auto &[name, value] : request.headers) {
-        // QNAM keeps one value per name. To keep repeated headers apart on the wire, the later
-        // values ride in the first one's value behind "\r\n<name>: ": QNAM writes values as
-        // they are, and SLP refused CR, LF and NUL in every inbound header already.
-        const QByteArray existing = qreq.rawHeader(name);
-        if (existing.isEmpty()) {
-            qreq.setRawHeader(name, value);
-        } else {
-            qreq.setRawHeader(name, existing + "\r\n" + name + ": " + value);
-        }
+    for (const auto &[name, value] : withRepeatsJoined(request.headers)) {
+        qreq.setRawHeader(name, value);
         hasAcceptEncoding =
             hasAcceptEncoding || name.compare("accept-encoding", Qt::CaseInsensitive) == 0;
     }
