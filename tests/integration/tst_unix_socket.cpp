@@ -258,15 +258,9 @@ void TestUnixSocket::caddyInFront()
     QVERIFY(proxy.start(caddy, {"run", "--config", file, "--adapter", "caddyfile"},
                         {{"HOME", home}, {"XDG_DATA_HOME", home}, {"XDG_CONFIG_HOME", home}}));
     const QString base = QStringLiteral("http://127.0.0.1:%1").arg(port);
-    QElapsedTimer t;
-    t.start();
     Curl health;
-    while (t.elapsed() < 20000 && proxy.isRunning()) {
-        health = curl({base + "/healthz"});
-        if (health.status == 200)
-            break;
-        pumpEvents(100);
-    }
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !proxy.isRunning() || (health = curl({base + "/healthz"})).status == 200, 20000);
     QVERIFY2(health.status == 200, qPrintable(health.error + proxy.allOutput().right(3000)));
     const Curl chat = curl({"-H", "Content-Type: application/json", "--data-binary",
                             R"({"model":"alpha","messages":[{"role":"user","content":"hi"}]})",
