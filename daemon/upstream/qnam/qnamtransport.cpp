@@ -378,50 +378,50 @@ QNetworkAccessManager *QnamTransport::acquire(const QString &origin)
     return best->manager;
 }
 
-void QnamTransport::release(const QString &origin, QNetworkAccessManager *manager)
+// The slot of `manager` in `origin`'s pool, and its place there; null once it is gone.
+QnamTransport::Slot *QnamTransport::slotOf(const QString &origin, QNetworkAccessManager *manager,
+                                           qsizetype *index)
 {
     auto it = m_pools.find(origin);
     if (it == m_pools.end()) {
-        return;
+        return nullptr;
     }
-    for (Slot &slot : *it) {
-        if (slot.manager == manager) {
-            --slot.active;
-            return;
+    for (qsizetype i = 0; i < it->size(); ++i) {
+        if ((*it)[i].manager == manager) {
+            if (index) {
+                *index = i;
+            }
+            return &(*it)[i];
         }
+    }
+    return nullptr;
+}
+
+void QnamTransport::release(const QString &origin, QNetworkAccessManager *manager)
+{
+    if (Slot *slot = slotOf(origin, manager)) {
+        --slot->active;
     }
 }
 
 void QnamTransport::detach(const QString &origin, QNetworkAccessManager *manager)
 {
-    auto it = m_pools.find(origin);
-    if (it == m_pools.end()) {
+    qsizetype index = 0;
+    Slot *slot = slotOf(origin, manager, &index);
+    if (!slot) {
         return;
     }
-    for (qsizetype i = 0; i < it->size(); ++i) {
-        Slot &slot = (*it)[i];
-        if (slot.manager == manager) {
-            --slot.holders;
-            if (slot.retired && slot.holders <= 0) {
-                slot.manager->deleteLater(); // closes its connections; its thread ends
-                it->removeAt(i);
-            }
-            return;
-        }
+    --slot->holders;
+    if (slot->retired && slot->holders <= 0) {
+        slot->manager->deleteLater(); // closes its connections; its thread ends
+        m_pools[origin].removeAt(index);
     }
 }
 
 void QnamTransport::retire(const QString &origin, QNetworkAccessManager *manager)
 {
-    auto it = m_pools.find(origin);
-    if (it == m_pools.end()) {
-        return;
-    }
-    for (Slot &slot : *it) {
-        if (slot.manager == manager) {
-            slot.retired = true;
-            return;
-        }
+    if (Slot *slot = slotOf(origin, manager)) {
+        slot->retired = true;
     }
 }
 

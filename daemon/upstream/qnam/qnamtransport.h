@@ -45,6 +45,7 @@ private:
     // that response to the next request on it: a manager that aborted anything serves no one
     // again and goes away (with its connections) once its last reply is gone.
     void retire(const QString &origin, QNetworkAccessManager *manager);
+    Slot *slotOf(const QString &origin, QNetworkAccessManager *manager, qsizetype *index = nullptr);
 
     friend class QnamCall;
     int m_maxManagersPerOrigin;
