@@ -7,6 +7,7 @@
 
 #include <QDir>
 #include <QSignalSpy>
+#include <QSslSocket>
 #include <QTcpSocket>
 #include <QtTest>
 
@@ -91,6 +92,7 @@ private slots:
     void shadowClosesItsDescriptor();
     void qtClosesItsDescriptorFirst_data();
     void qtClosesItsDescriptorFirst();
+    void tlsSocketShadowedOnConnect();
 };
 
 void TestPeerEnd::statesClassified()
@@ -224,6 +226,25 @@ void TestPeerEnd::qtClosesItsDescriptorFirst()
     if (!reset) {
         ::close(server);
     }
+}
+
+// An https upstream is shadowed too: QSslSocket has its descriptor when it says connected.
+void TestPeerEnd::tlsSocketShadowedOnConnect()
+{
+    if (!QSslSocket::supportsSsl()) {
+        QSKIP("no TLS backend");
+    }
+    Listener listener;
+    QSslSocket socket;
+    SocketShadow shadow;
+    connect(&socket, &QAbstractSocket::connected, this,
+            [&] { shadow.watch(socket.socketDescriptor()); });
+    socket.connectToHostEncrypted(QStringLiteral("127.0.0.1"), listener.port);
+    QTRY_VERIFY_WITH_TIMEOUT(shadow.isOpen(), 5000);
+    const int server = listener.accept();
+    QVERIFY(server >= 0);
+    resetAndClose(server); // mid-handshake, but the kernel's answer is the same
+    QTRY_COMPARE_WITH_TIMEOUT(shadow.peerEnd(), PeerEnd::Reset, 5000);
 }
 
 QTEST_GUILESS_MAIN(TestPeerEnd)
