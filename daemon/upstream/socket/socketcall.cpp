@@ -48,6 +48,9 @@ bool stillUsable(QTcpSocket *socket, bool tls)
 
 void discard(QTcpSocket *socket)
 {
+    if (SocketLink *link = SocketLink::of(socket)) {
+        link->shadow.close(); // first: Qt's close is then the last one, as without a shadow
+    }
     socket->abort();
     socket->deleteLater();
 }
@@ -318,8 +321,10 @@ private:
             return;
         }
         if (m_headArrived) {
+            // "reset" in the detail is what the exchange counts as upstream_reset.
+            const QString how = peerReset() ? QStringLiteral("reset") : QStringLiteral("closed");
             fail(Failure::BrokenBody,
-                 where() + QStringLiteral("connection closed by the upstream mid-body"));
+                 where() + QStringLiteral("connection %1 by the upstream mid-body").arg(how));
         } else if (m_received > 0) {
             fail(Failure::Protocol,
                  where() + QStringLiteral("connection closed inside the response head"));
@@ -327,6 +332,13 @@ private:
             fail(Failure::Closed, where() + QStringLiteral("connection closed by the upstream "
                                                            "before a response"));
         }
+    }
+
+    // Whether the upstream reset the connection rather than closing it (Qt says "closed").
+    bool peerReset() const
+    {
+        const SocketLink *link = m_socket ? SocketLink::of(m_socket) : nullptr;
+        return link && link->shadow.peerEnd() == PeerEnd::Reset;
     }
 
     // Parses one piece; false when the call finished (or was deleted) meanwhile.
@@ -433,7 +445,8 @@ private:
 SocketLink::SocketLink(QTcpSocket *socket, SocketTransport *transport)
     : QObject(socket), transport(transport)
 {
-    connect(socket, &QAbstractSocket::connected, this, [this] {
+    connect(socket, &QAbstractSocket::connected, this, [this, socket] {
+        shadow.watch(socket->socketDescriptor());
         if (call) {
             call->onConnected();
         }

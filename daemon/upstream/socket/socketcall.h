@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "upstream/socket/peerend.h"
 #include "upstream/socket/socketorigin.h"
 
 #include <QObject>
@@ -26,6 +27,8 @@ public:
 
     SocketCall *call = nullptr; // the call using the socket; null while pooled or discarded
     QPointer<SocketTransport> transport;
+    // Taken once connected, so a pooled connection keeps it: one dup per connection.
+    SocketShadow shadow;
 
 private:
     void idleEvent(QTcpSocket *socket);
