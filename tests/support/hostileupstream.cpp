@@ -90,7 +90,14 @@ private:
     {
         const Settings s = settings();
         if (!requestLine.startsWith("GET /v1/models ")) {
-            socket->write(s.head);
+            // One request per connection, so it says so: without it slp pools the connection,
+            // and a request sent on it as it closes gets a 502 (a request written whole is
+            // never re-sent), which under load made the scripted answers flaky.
+            QByteArray head = s.head;
+            const qsizetype statusEnd = head.indexOf("\r\n");
+            if (statusEnd >= 0)
+                head.insert(statusEnd + 2, "Connection: close\r\n");
+            socket->write(head);
             writePieces(socket, s.pieces, s.pauseMs);
             return;
         }
