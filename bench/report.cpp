@@ -43,10 +43,9 @@ bool writePlotData(const QString &path, const QList<Way> &ways, QStringList requ
         empty += QStringLiteral(" NaN NaN");
         names << w.name;
     }
-    for (QStringList *block : {&requests, &responses}) {
+    for (QStringList *block : {&requests, &responses})
         if (block->isEmpty())
             block->append(empty);
-    }
     const QString text = "# ways: " + names.join(' ') + "\n# request bodies\n" +
                          requests.join('\n') + "\n\n\n# response bodies\n" + responses.join('\n') +
                          "\n";

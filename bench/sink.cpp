@@ -26,18 +26,16 @@ void reply(int fd, QByteArrayView bytes)
 const QByteArray &filler(qint64 size)
 {
     static QByteArray bytes;
-    if (bytes.size() < size) {
+    if (bytes.size() < size)
         bytes = QByteArray(size, 'A');
-    }
     return bytes;
 }
 
 // 200 with a JSON body of exactly `size` bytes ({} below 10 bytes).
 QList<QByteArray> answer(qint64 size)
 {
-    if (size < 10) {
+    if (size < 10)
         return {"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"};
-    }
     const QByteArray head =
         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
         QByteArray::number(size) + "\r\n\r\n{\"x\":\"";

@@ -96,10 +96,9 @@ qint64 ProcSet::statusKb(const char *key) const
         if (!f.open(QIODevice::ReadOnly))
             continue;
         const QList<QByteArray> lines = f.readAll().split('\n');
-        for (const QByteArray &line : lines) {
+        for (const QByteArray &line : lines)
             if (line.startsWith(key))
                 sum += line.mid(qstrlen(key)).trimmed().split(' ').value(0).toLongLong();
-        }
     }
     return sum;
 }

@@ -21,9 +21,8 @@ using namespace slp;
 namespace {
 int printErrors(const QList<ConfigError> &errors)
 {
-    for (const ConfigError &e : errors) {
+    for (const ConfigError &e : errors)
         std::fprintf(stderr, "%s\n", qPrintable(e.toString()));
-    }
     std::fprintf(stderr, "slp: %lld config error%s; nothing was started\n",
                  static_cast<long long>(errors.size()), errors.size() == 1 ? "" : "s");
     return 1;
@@ -42,13 +41,11 @@ int printErrors(const QList<ConfigError> &errors)
 // on top did not stop the creep (60 to 100 MB). GLIBC_TUNABLES=glibc.malloc.* wins.
 void keepLargeBuffersOnTheHeap(const QString &transport)
 {
-    if (qEnvironmentVariable("GLIBC_TUNABLES").contains(QLatin1String("glibc.malloc."))) {
+    if (qEnvironmentVariable("GLIBC_TUNABLES").contains(QLatin1String("glibc.malloc.")))
         return;
-    }
     ::mallopt(M_MMAP_THRESHOLD, 256 * 1024 * 1024);
-    if (transport == QLatin1String("socket")) {
+    if (transport == QLatin1String("socket"))
         ::mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
-    }
 }
 
 // Loads and compiles the file with the command line's overrides; used again on each reload.
@@ -60,11 +57,10 @@ Daemon::ConfigLoader loaderFor(const CommandLine &cl)
             if (!cl.listen.isEmpty()) {
                 QString error;
                 const auto listen = parseListenAddress(cl.listen, &error);
-                if (!listen) {
+                if (!listen)
                     return QList<ConfigError>{
                         {QString(), 0, 0, QStringLiteral("--listen %1: %2").arg(cl.listen, error),
                          QStringLiteral("use :PORT, HOST:PORT, [IPv6]:PORT or unix:PATH")}};
-                }
                 config->listen = *listen;
             }
             config->logRequests = config->logRequests || cl.logRequests;
@@ -96,9 +92,8 @@ std::optional<int> answerWithoutConfig(const CommandLine &cl)
 
 int printCheck(const Config &config)
 {
-    for (const QString &line : routeDump(config)) {
+    for (const QString &line : routeDump(config))
         std::printf("%s\n", qPrintable(line));
-    }
     std::printf("upstream_transport: %s\n", qPrintable(config.upstreamTransport));
     std::printf("config ok: %lld routes\n", static_cast<long long>(config.routes.size()));
     return 0;
@@ -119,17 +114,15 @@ void raiseFileLimit()
 int main(int argc, char *argv[])
 {
     // Before the application exists: its thread's dispatcher is made with it.
-    if (QAbstractEventDispatcher *dispatcher = createEventDispatcher()) {
+    if (QAbstractEventDispatcher *dispatcher = createEventDispatcher())
         QCoreApplication::setEventDispatcher(dispatcher); // owned by Qt from here
-    }
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("slp"));
     QCoreApplication::setApplicationVersion(QStringLiteral(SLP_VERSION));
 
     const CommandLine cl = parseCommandLine(app.arguments().mid(1));
-    if (const std::optional<int> code = answerWithoutConfig(cl)) {
+    if (const std::optional<int> code = answerWithoutConfig(cl))
         return *code;
-    }
     const Daemon::ConfigLoader load = loaderFor(cl);
     // Bounded: yaml-cpp 0.7 can hang on a malformed file (yamldeadline.h).
     std::optional<ConfigResult> parsed = loadWithinDeadline(load);
@@ -140,13 +133,11 @@ int main(int argc, char *argv[])
         std::_Exit(1);
     }
     ConfigResult result = std::move(*parsed);
-    if (auto *errors = std::get_if<QList<ConfigError>>(&result)) {
+    if (auto *errors = std::get_if<QList<ConfigError>>(&result))
         return printErrors(*errors);
-    }
     Config config = std::get<Config>(std::move(result));
-    if (cl.action == CommandLine::Action::Check) {
+    if (cl.action == CommandLine::Action::Check)
         return printCheck(config);
-    }
 
     installLogHandler();
     raiseFileLimit();

@@ -37,9 +37,8 @@ bool hasRepeatedTopLevelFlagKey(const QByteArray &body)
 {
     int count = 0;
     for (const char *k : {"\"stream\"", "\"logprobs\"", "\"top_logprobs\"", "\"echo\"",
-                          "\"prompt_logprobs\"", "\\u"}) {
+                          "\"prompt_logprobs\"", "\\u"})
         count += int(body.count(k));
-    }
     return count > 1;
 }
 

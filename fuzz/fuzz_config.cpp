@@ -26,21 +26,19 @@ static bool knownYamlCppHang(const QByteArray &yaml)
 {
     int depth = 0;
     char quote = 0;
-    for (const char c : yaml) {
-        if (quote) {
+    for (const char c : yaml)
+        if (quote)
             quote = c == quote ? 0 : quote;
-        } else if (c == '"' || c == '\'') {
+        else if (c == '"' || c == '\'')
             quote = c;
-        } else if (c == '[' || c == '{') {
+        else if (c == '[' || c == '{')
             ++depth;
-        } else if ((c == ']' || c == '}') && depth > 0) {
+        else if ((c == ']' || c == '}') && depth > 0)
             --depth;
-        } else if (c == '\n') {
+        else if (c == '\n')
             quote = 0;
-        } else if (c == ',' && depth == 0) {
+        else if (c == ',' && depth == 0)
             return true;
-        }
-    }
     return false;
 }
 

@@ -108,21 +108,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fail("head does not end with CRLF CRLF", input);
     if (head.method.isEmpty())
         fail("empty method", input);
-    for (const char c : head.method) {
+    for (const char c : head.method)
         if (!isTokenChar(c))
             fail("method is not a token", input);
-    }
-    for (const char c : head.target) {
+    for (const char c : head.target)
         if (uchar(c) <= 0x20 || uchar(c) == 0x7f)
             fail("control or space in target", input);
-    }
     for (const auto &[name, value] : head.headers) {
         if (name.isEmpty())
             fail("empty header name", input);
-        for (const char c : name) {
+        for (const char c : name)
             if (!isTokenChar(c))
                 fail("header name is not a token", input);
-        }
         if (value.contains('\r') || value.contains('\n') || value.contains('\0'))
             fail("CR/LF/NUL in a header value", input);
     }

@@ -38,9 +38,8 @@ Outcome run(QByteArrayView stream, const std::vector<qsizetype> &cuts)
     std::vector<qsizetype> ends = cuts;
     ends.push_back(stream.size());
     for (const qsizetype end : ends) {
-        if (end <= from) {
+        if (end <= from)
             continue;
-        }
         QByteArrayView read = stream.sliced(from, end - from);
         from = end;
         QByteArrayView body;
@@ -53,9 +52,8 @@ Outcome run(QByteArrayView stream, const std::vector<qsizetype> &cuts)
                 out.status = framer.errorStatus();
                 return out;
             }
-            if (out.verdict == RequestFramer::Verdict::NeedMore) {
+            if (out.verdict == RequestFramer::Verdict::NeedMore)
                 continue;
-            }
             body = read.sliced(headBytes);
         } else {
             body = read;
@@ -74,9 +72,8 @@ Outcome run(QByteArrayView stream, const std::vector<qsizetype> &cuts)
             }
         }
     }
-    if (!framer.inHead()) {
+    if (!framer.inHead())
         out.bodyBytes = framer.head().bodyBytes;
-    }
     return out;
 }
 
@@ -84,14 +81,12 @@ Outcome run(QByteArrayView stream, const std::vector<qsizetype> &cuts)
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1) {
+    if (size < 1)
         return 0;
-    }
     const int cutCount = data[0] % 8;
     const size_t header = 1 + size_t(cutCount) * 2;
-    if (size < header) {
+    if (size < header)
         return 0;
-    }
     const QByteArrayView stream(reinterpret_cast<const char *>(data + header),
                                 qsizetype(size - header));
     std::vector<qsizetype> cuts;

@@ -39,10 +39,9 @@ QByteArray goFormatG(double v)
         sci.remove_prefix(1);
     const size_t ePos = sci.find('e');
     std::string digits;
-    for (char c : sci.substr(0, ePos)) {
+    for (char c : sci.substr(0, ePos))
         if (c != '.')
             digits += c;
-    }
     int exp = 0;
     std::from_chars(sci.data() + ePos + 1 + (sci[ePos + 1] == '+' ? 1 : 0), sci.data() + sci.size(),
                     exp);
@@ -364,7 +363,7 @@ QString escapePromLabelValue(const QString &value)
 {
     QString out;
     out.reserve(value.size());
-    for (const QChar c : value) {
+    for (const QChar c : value)
         if (c == u'\\')
             out += u"\\\\";
         else if (c == u'"')
@@ -373,7 +372,6 @@ QString escapePromLabelValue(const QString &value)
             out += u"\\n";
         else
             out += c;
-    }
     return out;
 }
 
@@ -381,14 +379,13 @@ QString escapePromHelp(const QString &help)
 {
     QString out;
     out.reserve(help.size());
-    for (const QChar c : help) {
+    for (const QChar c : help)
         if (c == u'\\')
             out += u"\\\\";
         else if (c == u'\n')
             out += u"\\n";
         else
             out += c;
-    }
     return out;
 }
 
@@ -461,10 +458,9 @@ PromParseResult parsePromText(const QByteArray &text)
             break;
         }
     }
-    for (PromFamily &f : r.families) {
+    for (PromFamily &f : r.families)
         if (f.type.isEmpty()) // HELP without TYPE
             f.type = QStringLiteral("untyped");
-    }
     return r;
 }
 

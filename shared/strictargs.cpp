@@ -6,11 +6,9 @@ namespace slp {
 namespace {
 const ArgSpec *findSpec(const QList<ArgSpec> &spec, const QString &name)
 {
-    for (const ArgSpec &s : spec) {
-        if (s.name == name) {
+    for (const ArgSpec &s : spec)
+        if (s.name == name)
             return &s;
-        }
-    }
     return nullptr;
 }
 } // namespace
@@ -30,9 +28,8 @@ StrictArgs parseStrictArgs(const QStringList &arguments, const QList<ArgSpec> &s
             continue;
         }
         if (!word.startsWith(QLatin1String("--"))) {
-            if (word.startsWith(QLatin1Char('-'))) {
+            if (word.startsWith(QLatin1Char('-')))
                 return fail(QStringLiteral("unknown flag %1").arg(word));
-            }
             const QString hint = findSpec(spec, word)
                                      ? QStringLiteral(" (did you mean --%1?)").arg(word)
                                      : QString();
@@ -42,25 +39,21 @@ StrictArgs parseStrictArgs(const QStringList &arguments, const QList<ArgSpec> &s
         const qsizetype equals = word.indexOf(QLatin1Char('='));
         const QString name = word.mid(2, equals < 0 ? -1 : equals - 2);
         const ArgSpec *s = findSpec(spec, name);
-        if (!s) {
+        if (!s)
             return fail(QStringLiteral("unknown flag --%1").arg(name));
-        }
         if (!s->takesValue) {
-            if (equals >= 0) {
+            if (equals >= 0)
                 return fail(QStringLiteral("--%1 takes no value").arg(name));
-            }
             out.switches.append(name);
             continue;
         }
         QString value;
-        if (equals >= 0) {
+        if (equals >= 0)
             value = word.mid(equals + 1);
-        } else if (i + 1 < arguments.size() && !arguments[i + 1].startsWith(QLatin1String("--"))) {
+        else if (i + 1 < arguments.size() && !arguments[i + 1].startsWith(QLatin1String("--")))
             value = arguments[++i];
-        }
-        if (value.isEmpty()) {
+        if (value.isEmpty())
             return fail(QStringLiteral("--%1 needs %2").arg(name, s->valueHint));
-        }
         out.values.insert(name, value);
     }
     return out;

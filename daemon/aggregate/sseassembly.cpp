@@ -51,10 +51,9 @@ QString preview(const QByteArray &data)
 {
     const QByteArray head = data.left(80);
     QString s = QString::fromUtf8(head);
-    for (QChar &ch : s) {
+    for (QChar &ch : s)
         if (ch.unicode() < 0x20)
             ch = u' ';
-    }
     return data.size() > 80 ? s + QStringLiteral("...") : s;
 }
 

@@ -12,9 +12,8 @@ namespace {
 QByteArray digestOf(const QString &path)
 {
     QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
+    if (!file.open(QIODevice::ReadOnly))
         return QByteArrayLiteral("(unreadable)");
-    }
     return QCryptographicHash::hash(file.readAll(), QCryptographicHash::Sha256);
 }
 } // namespace
@@ -40,14 +39,12 @@ void ConfigWatcher::onTouched()
 void ConfigWatcher::onSettled()
 {
     // A rename over the file drops the watch on the old inode: watch the new one.
-    if (!m_watcher->files().contains(m_path) && QFileInfo::exists(m_path)) {
+    if (!m_watcher->files().contains(m_path) && QFileInfo::exists(m_path))
         m_watcher->addPath(m_path);
-    }
     // Other files in the directory, or a write of the same bytes, change nothing.
     const QByteArray digest = digestOf(m_path);
-    if (digest == m_digest) {
+    if (digest == m_digest)
         return;
-    }
     m_digest = digest;
     Q_EMIT changed();
 }

@@ -84,16 +84,14 @@ WorkerSettings Daemon::workerSettings() const
 
 void Daemon::stopWorkers()
 {
-    for (QThread *thread : std::as_const(m_threads)) {
+    for (QThread *thread : std::as_const(m_threads))
         thread->quit(); // its worker is deleted on that thread as it finishes
-    }
     for (QThread *thread : std::exchange(m_threads, {})) {
         thread->wait();
         delete thread;
     }
-    if (!m_workers.isEmpty()) {
+    if (!m_workers.isEmpty())
         delete m_workers.first();
-    }
     m_workers.clear();
 }
 
@@ -122,9 +120,8 @@ void Daemon::publishTable()
 void Daemon::logRouteDump(const QString &headline) const
 {
     qCInfo(lcServer).noquote() << headline;
-    for (const QString &line : routeDump(m_config)) {
+    for (const QString &line : routeDump(m_config))
         qCInfo(lcServer).noquote() << line;
-    }
 }
 
 bool Daemon::start(QString *error)
@@ -133,9 +130,8 @@ bool Daemon::start(QString *error)
                      .arg(QStringLiteral(SLP_VERSION))
                      .arg(m_config.routes.size())
                      .arg(m_configPath));
-    if (!m_sockets.acquire(m_config, kListenBacklog, error)) {
+    if (!m_sockets.acquire(m_config, kListenBacklog, error))
         return false;
-    }
     const QStringList given = m_sockets.addresses();
     const bool sharePort = m_config.workers > 1 && m_sockets.descriptors().isEmpty();
     QString failure;
@@ -177,9 +173,8 @@ bool Daemon::startWorkers(bool sharePort, QString *error)
         } else {
             auto *thread = new QThread; // owned: deleted in stopWorkers()
             thread->setObjectName(QStringLiteral("slp-worker-%1").arg(i)); // the OS thread name
-            if (QAbstractEventDispatcher *dispatcher = createEventDispatcher()) {
+            if (QAbstractEventDispatcher *dispatcher = createEventDispatcher())
                 thread->setEventDispatcher(dispatcher); // owned by the thread from here
-            }
             m_threads.append(thread);
             worker->moveToThread(thread);
             connect(thread, &QThread::finished, worker, &QObject::deleteLater);
@@ -188,9 +183,8 @@ bool Daemon::startWorkers(bool sharePort, QString *error)
                 worker, [&] { listening = worker->start(address, sharePort, sockets, error); },
                 Qt::BlockingQueuedConnection);
         }
-        if (!listening) {
+        if (!listening)
             return false;
-        }
     }
     return true;
 }
@@ -225,9 +219,8 @@ void Daemon::logListening(bool sharePort, const QStringList &passed) const
     }
     const QHostAddress bound = m_workers.first()->serverAddress();
     QString host = bound.toString();
-    if (bound.protocol() == QAbstractSocket::IPv6Protocol) {
+    if (bound.protocol() == QAbstractSocket::IPv6Protocol)
         host = QLatin1Char('[') + host + QLatin1Char(']');
-    }
     qCInfo(lcServer).noquote()
         << QStringLiteral("listening on %1:%2").arg(host).arg(m_workers.first()->serverPort());
 }
@@ -241,11 +234,9 @@ void Daemon::startDiscovery()
     m_discoveryNetwork->setRedirectPolicy(QNetworkRequest::ManualRedirectPolicy);
     m_discoveryNetwork->setCache(nullptr);
     m_discoveryNetwork->setTransferTimeout(0);
-    for (qsizetype i = 0; i < m_table->size(); ++i) {
-        if (m_table->route(i).nameSource == NameSource::Discover) {
+    for (qsizetype i = 0; i < m_table->size(); ++i)
+        if (m_table->route(i).nameSource == NameSource::Discover)
             startSupervisor(i); // pinned backends and editions are never probed
-        }
-    }
 }
 
 void Daemon::startSupervisor(qsizetype routeIndex)
@@ -258,9 +249,8 @@ void Daemon::startSupervisor(qsizetype routeIndex)
             [this, supervisor](qsizetype index, bool nameChanged) {
                 m_table->discovery(index) = supervisor->state();
                 publishTable();
-                if (nameChanged) {
+                if (nameChanged)
                     refreshModelInfo();
-                }
                 refreshStatus();
             });
     m_supervisors.append(supervisor);
@@ -281,15 +271,14 @@ void Daemon::reload()
     connect(m_reloadCheck, &ConfigCheck::finished, this,
             [this](bool ok, const QStringList &errors, bool timedOut) {
                 std::exchange(m_reloadCheck, nullptr)->deleteLater();
-                if (ok) {
+                if (ok)
                     applyReload();
-                } else if (timedOut) {
+                else if (timedOut)
                     reloadFailed(yamlDeadlineMessage(m_configPath), {});
-                } else {
+                else
                     reloadFailed(
                         QStringLiteral("%1 has %2 error(s)").arg(m_configPath).arg(errors.size()),
                         errors);
-                }
                 reloadDone();
             });
     m_reloadCheck->start();
@@ -299,18 +288,16 @@ void Daemon::reloadFailed(const QString &summary, const QStringList &details)
 {
     qCWarning(lcConfig).noquote()
         << QStringLiteral("reload: %1; still serving the previous config").arg(summary);
-    for (const QString &line : details) {
+    for (const QString &line : details)
         qCWarning(lcConfig).noquote() << QStringLiteral("reload: ") + line;
-    }
     m_reloadFailure = summary;
 }
 
 void Daemon::reloadDone()
 {
     m_notifier.ready(statusLine());
-    if (std::exchange(m_reloadAgain, false)) {
+    if (std::exchange(m_reloadAgain, false))
         reload();
-    }
 }
 
 void Daemon::applyReload()
@@ -318,28 +305,24 @@ void Daemon::applyReload()
     ConfigResult result = m_loader();
     if (const auto *errors = std::get_if<QList<ConfigError>>(&result)) {
         QStringList lines;
-        for (const ConfigError &e : *errors) {
+        for (const ConfigError &e : *errors)
             lines << e.toString();
-        }
         reloadFailed(QStringLiteral("%1 has %2 error(s)").arg(m_configPath).arg(errors->size()),
                      lines);
         return;
     }
     QStringList supervised;
-    for (const DiscoverySupervisor *supervisor : std::as_const(m_supervisors)) {
+    for (const DiscoverySupervisor *supervisor : std::as_const(m_supervisors))
         supervised << m_table->route(supervisor->routeIndex()).id;
-    }
     ReloadPlan plan = planReload(m_config, std::get<Config>(std::move(result)), supervised);
-    for (const QString &warning : std::as_const(plan.warnings)) {
+    for (const QString &warning : std::as_const(plan.warnings))
         qCWarning(lcConfig).noquote() << QStringLiteral("reload: ") + warning;
-    }
     for (const QString &id : std::as_const(plan.goneRoutes)) {
         // A gone route must not keep an alert firing.
         m_metrics.remove(metric::consecutiveFailures, metric::modelLabels(id));
     }
-    for (const QString &id : std::as_const(plan.unprobedRoutes)) {
+    for (const QString &id : std::as_const(plan.unprobedRoutes))
         m_metrics.remove(metric::modelAmbiguous, metric::modelLabels(id));
-    }
     auto table = std::make_unique<RouteTable>(plan.config);
     // Kept supervisors carry what they learned into the new table; the others stop.
     QList<DiscoverySupervisor *> kept;
@@ -363,11 +346,9 @@ void Daemon::applyReload()
     publishTable();
     const WorkerSettings settings = workerSettings();
     onEveryWorker([&settings](ServingWorker *worker) { worker->applySettings(settings); });
-    if (m_discoveryNetwork) {
-        for (const qsizetype index : std::as_const(plan.newSupervisors)) {
+    if (m_discoveryNetwork)
+        for (const qsizetype index : std::as_const(plan.newSupervisors))
             startSupervisor(index);
-        }
-    }
     refreshModelInfo();
     m_reloadFailure.clear();
     updateConfigWatch();
@@ -386,12 +367,10 @@ void Daemon::refreshModelInfo()
         m_metrics.add(metric::consecutiveFailures, route, 0);
         m_metrics.add(metric::routeInflight, route, 0);
         // The stream counters of routes that set their key (adding 0 keeps a running value).
-        if (m_table->route(i).streamIdleTimeout.count() > 0) {
+        if (m_table->route(i).streamIdleTimeout.count() > 0)
             m_metrics.add(metric::streamIdleTimeouts, route, 0);
-        }
-        if (m_table->route(i).sseKeepalive.count() > 0) {
+        if (m_table->route(i).sseKeepalive.count() > 0)
             m_metrics.add(metric::sseKeepalives, route, 0);
-        }
         const QString upstream = m_table->knownUpstreamModel(i);
         if (!upstream.isEmpty()) {
             m_metrics.set(metric::modelInfo,
@@ -452,9 +431,8 @@ void Daemon::closeConnections()
 
 void Daemon::checkDrained()
 {
-    if (!m_settled || m_exchanges.count() > 0 || !m_drainGrace.isActive()) {
+    if (!m_settled || m_exchanges.count() > 0 || !m_drainGrace.isActive())
         return; // reading what was sent, still in flight (the last one reports), or over
-    }
     m_drainGrace.stop();
     qCInfo(lcServer) << "drained; exiting";
     Q_EMIT finished(0);

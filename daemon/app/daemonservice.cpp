@@ -29,24 +29,21 @@ QString Daemon::statusLine() const
 
 void Daemon::refreshStatus()
 {
-    if (!m_draining && !m_reloadCheck && ServiceNotifier::active()) {
+    if (!m_draining && !m_reloadCheck && ServiceNotifier::active())
         m_notifier.setStatus(statusLine());
-    }
 }
 
 void Daemon::startWatchdog()
 {
     const std::chrono::microseconds interval = ServiceNotifier::watchdogInterval();
-    if (interval.count() <= 0) {
+    if (interval.count() <= 0)
         return;
-    }
     m_watchdog = new LoopWatchdog(
         interval, [this] { m_notifier.watchdogPing(); }, this);
     // The main loop (worker 0's too) proves itself by running the watchdog's own checks.
     onEveryWorker([this](ServingWorker *worker) {
-        if (worker->thread() != thread()) {
+        if (worker->thread() != thread())
             m_watchdog->watch(worker, worker->thread()->objectName());
-        }
     });
     m_watchdog->start();
     qCInfo(lcServer).noquote()
@@ -57,9 +54,8 @@ void Daemon::startWatchdog()
 
 void Daemon::updateConfigWatch()
 {
-    if (m_config.watchConfig == (m_configWatcher != nullptr)) {
+    if (m_config.watchConfig == (m_configWatcher != nullptr))
         return;
-    }
     if (!m_config.watchConfig) {
         delete std::exchange(m_configWatcher, nullptr);
         qCInfo(lcConfig).noquote() << QStringLiteral("no longer watching %1").arg(m_configPath);

@@ -19,9 +19,8 @@ QString addressOf(int fd)
     sockaddr_storage storage = {};
     socklen_t length = sizeof(storage);
     auto *address = reinterpret_cast<sockaddr *>(&storage);
-    if (::getsockname(fd, address, &length) != 0) {
+    if (::getsockname(fd, address, &length) != 0)
         return QStringLiteral("fd %1").arg(fd);
-    }
     if (address->sa_family == AF_UNIX) {
         const auto *un = reinterpret_cast<const sockaddr_un *>(address);
         return QStringLiteral("unix:") + QFile::decodeName(un->sun_path);
@@ -32,9 +31,8 @@ QString addressOf(int fd)
     const quint16 port = ntohs(address->sa_family == AF_INET6
                                    ? reinterpret_cast<const sockaddr_in6 *>(address)->sin6_port
                                    : reinterpret_cast<const sockaddr_in *>(address)->sin_port);
-    if (mapped) {
+    if (mapped)
         host = QHostAddress(v4);
-    }
     const QString text = host.protocol() == QAbstractSocket::IPv6Protocol
                              ? QLatin1Char('[') + host.toString() + QLatin1Char(']')
                              : host.toString();
@@ -45,9 +43,8 @@ QString addressOf(int fd)
 ListenSockets::~ListenSockets()
 {
     closeDescriptors();
-    if (!m_unixPath.isEmpty()) {
+    if (!m_unixPath.isEmpty())
         removeUnixSocketFile(m_unixPath, m_unixFile);
-    }
 }
 
 bool ListenSockets::acquire(const Config &config, int backlog, QString *error)
@@ -66,9 +63,8 @@ bool ListenSockets::acquire(const Config &config, int backlog, QString *error)
         m_fds.append(fd);
     }
     m_passed = passed > 0;
-    if (m_passed || !config.listen.isUnix()) {
+    if (m_passed || !config.listen.isUnix())
         return true;
-    }
     const int fd = openUnixListenSocket(config.listen.unixPath, config.listenMode, backlog, error,
                                         &m_unixFile);
     if (fd < 0) {
@@ -83,20 +79,17 @@ bool ListenSockets::acquire(const Config &config, int backlog, QString *error)
 QStringList ListenSockets::addresses() const
 {
     QStringList out;
-    for (const int fd : m_fds) {
+    for (const int fd : m_fds)
         out << addressOf(fd);
-    }
-    if (out.isEmpty() && !m_unixPath.isEmpty()) {
+    if (out.isEmpty() && !m_unixPath.isEmpty())
         out << QStringLiteral("unix:") + m_unixPath;
-    }
     return out;
 }
 
 void ListenSockets::closeDescriptors()
 {
-    for (const int fd : std::exchange(m_fds, {})) {
+    for (const int fd : std::exchange(m_fds, {}))
         ::close(fd);
-    }
 }
 
 } // namespace slp

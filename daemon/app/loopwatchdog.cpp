@@ -49,11 +49,9 @@ QStringList LoopWatchdog::stalled(const QList<std::shared_ptr<Beat>> &beats, Clo
                                   std::chrono::nanoseconds maxAge)
 {
     QStringList names;
-    for (const std::shared_ptr<Beat> &beat : beats) {
-        if (nanosOf(now) - beat->stampNs.load() > maxAge.count()) {
+    for (const std::shared_ptr<Beat> &beat : beats)
+        if (nanosOf(now) - beat->stampNs.load() > maxAge.count())
             names << beat->name;
-        }
-    }
     return names;
 }
 
@@ -67,9 +65,8 @@ void LoopWatchdog::check()
     }
     const QStringList late = stalled(beats, Clock::now(), m_interval / 2);
     if (late.isEmpty()) {
-        if (m_stalled) {
+        if (m_stalled)
             qCInfo(lcServer) << "watchdog: every event loop turns again";
-        }
         m_stalled = false;
         m_ping();
         return;

@@ -8,9 +8,8 @@ const Route *findRoute(const Config &config, const QString &id, qsizetype *index
 {
     for (qsizetype i = 0; i < config.routes.size(); ++i) {
         if (config.routes.at(i).id == id) {
-            if (index) {
+            if (index)
                 *index = i;
-            }
             return &config.routes.at(i);
         }
     }
@@ -49,11 +48,9 @@ ReloadPlan planReload(const Config &running, Config next, const QStringList &sup
         next.maxConnections = running.maxConnections;
     }
 
-    for (const Route &old : running.routes) {
-        if (!findRoute(next, old.id)) {
+    for (const Route &old : running.routes)
+        if (!findRoute(next, old.id))
             plan.goneRoutes << old.id;
-        }
-    }
     const bool schedule = sameSchedule(running.discovery, next.discovery);
     QList<bool> probed(next.routes.size(), false);
     for (const QString &id : supervised) {
@@ -68,11 +65,9 @@ ReloadPlan planReload(const Config &running, Config next, const QStringList &sup
             plan.unprobedRoutes << id;
         }
     }
-    for (qsizetype i = 0; i < next.routes.size(); ++i) {
-        if (next.routes.at(i).nameSource == NameSource::Discover && !probed[i]) {
+    for (qsizetype i = 0; i < next.routes.size(); ++i)
+        if (next.routes.at(i).nameSource == NameSource::Discover && !probed[i])
             plan.newSupervisors << i;
-        }
-    }
     plan.config = std::move(next);
     return plan;
 }

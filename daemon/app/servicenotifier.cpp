@@ -16,9 +16,8 @@ QString serviceStatusLine(qsizetype routes, qsizetype ambiguous, qsizetype faili
                        .arg(routes == 1 ? "" : "s")
                        .arg(ambiguous)
                        .arg(failing);
-    if (!reloadFailure.isEmpty()) {
+    if (!reloadFailure.isEmpty())
         line += QStringLiteral("; last reload failed: ") + reloadFailure;
-    }
     return line;
 }
 
@@ -31,17 +30,15 @@ std::chrono::microseconds ServiceNotifier::watchdogInterval()
 {
     uint64_t usec = 0;
     // Keeps the environment: a reload's child `slp --check` never pings.
-    if (sd_watchdog_enabled(0, &usec) <= 0) {
+    if (sd_watchdog_enabled(0, &usec) <= 0)
         return std::chrono::microseconds(0);
-    }
     return std::chrono::microseconds(usec);
 }
 
 void ServiceNotifier::send(const QByteArray &message)
 {
-    if (active()) {
+    if (active())
         sd_notify(0, message.constData()); // a failure to tell systemd is not slp's to handle
-    }
 }
 
 void ServiceNotifier::ready(const QString &status)
@@ -67,9 +64,8 @@ void ServiceNotifier::stopping(const QString &status)
 
 void ServiceNotifier::setStatus(const QString &status)
 {
-    if (status == m_status) {
+    if (status == m_status)
         return;
-    }
     m_status = status;
     send("STATUS=" + status.toUtf8());
 }

@@ -29,35 +29,31 @@ ServingWorker::~ServingWorker()
     // exchanges point into.
     delete m_front;
     m_front = nullptr;
-    if (m_open != 0) {
+    if (m_open != 0)
         m_metrics.add(metric::clientConnections, {}, -m_open);
-    }
 }
 
 bool ServingWorker::start(const ListenAddress &address, bool sharePort, const QList<int> &sockets,
                           QString *error)
 {
-    if (m_settings.transport == QLatin1String("socket")) {
+    if (m_settings.transport == QLatin1String("socket"))
         m_transport = std::make_unique<SocketTransport>(m_settings.maxUpstreamConnections);
-    } else {
+    else
         m_transport = std::make_unique<QnamTransport>(m_settings.maxUpstreamConnections);
-    }
     m_router =
         std::make_unique<RequestRouter>(m_table, *m_transport, m_metrics, m_settings.options);
     m_front = new HttpFront(*m_router, this);
     if (sockets.isEmpty()) {
         ClientListener *listener = listenOn(address, sharePort, error);
-        if (!listener) {
+        if (!listener)
             return false;
-        }
         attach(listener);
         return true;
     }
     for (const int socket : sockets) {
         ClientListener *listener = adopt(socket, error);
-        if (!listener) {
+        if (!listener)
             return false;
-        }
         attach(listener);
     }
     return true;
@@ -78,9 +74,8 @@ ClientListener *ServingWorker::listenOn(const ListenAddress &address, bool share
     } else {
         listener->setListenBacklogSize(kListenBacklog);
         listening = listener->listen(address.host, address.port);
-        if (!listening) {
+        if (!listening)
             *error = listener->errorString();
-        }
     }
     if (!listening) {
         delete listener;
@@ -98,9 +93,8 @@ ClientListener *ServingWorker::adopt(int socket, QString *error)
     if (fd < 0 || !listener->setSocketDescriptor(fd)) {
         *error = fd < 0 ? QStringLiteral("dup: %1").arg(QString::fromLocal8Bit(strerror(errno)))
                         : listener->errorString();
-        if (fd >= 0) {
+        if (fd >= 0)
             ::close(fd);
-        }
         delete listener;
         return nullptr;
     }
@@ -143,42 +137,34 @@ void ServingWorker::onConnectionCountChanged(int open)
 void ServingWorker::setTable(std::shared_ptr<const RouteTable> table)
 {
     m_table = std::move(table);
-    if (m_router) {
+    if (m_router)
         m_router->setTable(m_table);
-    }
 }
 
 void ServingWorker::applySettings(const WorkerSettings &settings)
 {
     m_settings.limits = settings.limits;
     m_settings.options = settings.options;
-    if (m_router) {
+    if (m_router)
         m_router->setOptions(m_settings.options);
-    }
-    for (const QPointer<ClientListener> &listener : std::as_const(m_listeners)) {
-        if (listener) {
+    for (const QPointer<ClientListener> &listener : std::as_const(m_listeners))
+        if (listener)
             listener->setLimits(m_settings.limits);
-        }
-    }
 }
 
 void ServingWorker::stopAccepting()
 {
-    for (const QPointer<ClientListener> &listener : std::as_const(m_listeners)) {
-        if (listener) {
+    for (const QPointer<ClientListener> &listener : std::as_const(m_listeners))
+        if (listener)
             listener->stopAccepting();
-        }
-    }
 }
 
 int ServingWorker::closeConnections()
 {
     int unread = 0;
-    for (const QPointer<ClientListener> &listener : std::as_const(m_listeners)) {
-        if (listener) {
+    for (const QPointer<ClientListener> &listener : std::as_const(m_listeners))
+        if (listener)
             unread += listener->closeConnections();
-        }
-    }
     return unread;
 }
 

@@ -21,9 +21,8 @@ void onSignal(int signal)
 
 SignalWatcher::SignalWatcher(QObject *parent) : QObject(parent)
 {
-    if (::pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    if (::pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
         return;
-    }
     m_notifier = new QSocketNotifier(g_pipe[0], QSocketNotifier::Read, this);
     connect(m_notifier, &QSocketNotifier::activated, this, &SignalWatcher::onReadable);
     struct sigaction action = {};
@@ -47,13 +46,11 @@ SignalWatcher::~SignalWatcher()
 void SignalWatcher::onReadable()
 {
     unsigned char byte = 0;
-    while (::read(g_pipe[0], &byte, 1) == 1) {
-        if (byte == SIGHUP) {
+    while (::read(g_pipe[0], &byte, 1) == 1)
+        if (byte == SIGHUP)
             Q_EMIT reloadRequested();
-        } else {
+        else
             Q_EMIT terminateRequested(byte);
-        }
-    }
 }
 
 } // namespace slp

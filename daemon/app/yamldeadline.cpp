@@ -24,9 +24,8 @@ std::optional<ConfigResult> loadWithinDeadline(const std::function<ConfigResult(
     auto promise = std::make_shared<std::promise<ConfigResult>>();
     std::future<ConfigResult> parsed = promise->get_future();
     std::thread([promise, load] { promise->set_value(load()); }).detach();
-    if (parsed.wait_for(kYamlDeadline) != std::future_status::ready) {
+    if (parsed.wait_for(kYamlDeadline) != std::future_status::ready)
         return std::nullopt;
-    }
     return parsed.get();
 }
 
@@ -40,10 +39,12 @@ ConfigCheck::ConfigCheck(const QString &path, QObject *parent)
     deadline->setSingleShot(true);
     deadline->setInterval(kYamlDeadline);
     connect(m_process, &QProcess::started, deadline, qOverload<>(&QTimer::start));
-    connect(deadline, &QTimer::timeout, this, [this] {
-        m_timedOut = true;
-        m_process->kill();
-    });
+    connect(
+        deadline, &QTimer::timeout, this,
+        [this] {
+            m_timedOut = true;
+            m_process->kill();
+        });
     connect(m_process, &QProcess::finished, this,
             [this](int exitCode, QProcess::ExitStatus status) {
                 if (status == QProcess::NormalExit && exitCode == 0) {

@@ -233,17 +233,16 @@ bool Scanner::scanLiteral(qsizetype &pos, const char *lit, qsizetype len)
 BodyScan Scanner::run()
 {
     BodyScan notJson; // verdict NotJson by default
-    if (m_n == 0) {
+    if (m_n == 0)
         notJson.error = QStringLiteral("empty body");
-    } else if (m_n >= 3 && std::memcmp(m_p, "\xEF\xBB\xBF", 3) == 0) {
+    else if (m_n >= 3 && std::memcmp(m_p, "\xEF\xBB\xBF", 3) == 0)
         notJson.error = QStringLiteral("UTF-8 byte order mark at byte 0 (not allowed in JSON)");
-    } else if (skipWs(m_pos); m_pos >= m_n) {
+    else if (skipWs(m_pos); m_pos >= m_n)
         notJson.error = QStringLiteral("body is only whitespace");
-    } else if (!walk()) {
+    else if (!walk())
         notJson.error = m_error;
-    } else {
+    else
         return verdict();
-    }
     return notJson;
 }
 
@@ -262,28 +261,24 @@ bool Scanner::walk()
             ok = after(done);
             break;
         }
-        if (!ok) {
+        if (!ok)
             return false;
-        }
     }
     return true;
 }
 
 bool Scanner::value()
 {
-    if (m_pos >= m_n) {
+    if (m_pos >= m_n)
         return unexpected(m_pos);
-    }
     // Only values of top-level keys are recorded; nested ones are just validated.
     const bool top = m_stack.size() == 1 && m_stack.back() == '{';
     const KeyKind key = top ? m_pendingKey : KeyKind::Other;
     const char c = m_p[m_pos];
-    if (c == '{' || c == '[') {
+    if (c == '{' || c == '[')
         return openContainer(c, key);
-    }
-    if (!scalar(c, key)) {
+    if (!scalar(c, key))
         return false;
-    }
     m_state = State::After;
     return true;
 }
@@ -294,9 +289,8 @@ bool Scanner::openContainer(char c, KeyKind key)
         m_top.isObject = true;
         m_top.objectOpen = m_pos;
     }
-    if (m_stack.size() >= m_maxDepth) {
+    if (m_stack.size() >= m_maxDepth)
         return fail(QStringLiteral("nesting deeper than %1 at byte %2").arg(m_maxDepth).arg(m_pos));
-    }
     m_stack.append(c);
     record(key, ValueKind::Compound, -1, -1); // compound: never spliced
     ++m_pos;
@@ -316,9 +310,8 @@ bool Scanner::scalar(char c, KeyKind key)
     const qsizetype begin = m_pos;
     if (c == '"') {
         bool escapes = false;
-        if (!scanString(m_pos, escapes)) {
+        if (!scanString(m_pos, escapes))
             return false;
-        }
         record(key, ValueKind::String, begin, m_pos, escapes);
         return true;
     }
@@ -327,21 +320,17 @@ bool Scanner::scalar(char c, KeyKind key)
                                : c == 'f' ? ValueKind::False
                                           : ValueKind::Null;
         const bool isFalse = kind == ValueKind::False;
-        if (!scanLiteral(m_pos, c == 't' ? "true" : isFalse ? "false" : "null", isFalse ? 5 : 4)) {
+        if (!scanLiteral(m_pos, c == 't' ? "true" : isFalse ? "false" : "null", isFalse ? 5 : 4))
             return false;
-        }
         record(key, kind, begin, m_pos);
         return true;
     }
-    if (c == '.') {
+    if (c == '.')
         return fail(QStringLiteral("invalid number at byte %1").arg(m_pos));
-    }
-    if (c != '-' && !isDigit(c)) {
+    if (c != '-' && !isDigit(c))
         return unexpected(m_pos);
-    }
-    if (!scanNumber(m_pos)) {
+    if (!scanNumber(m_pos))
         return false;
-    }
     record(key, ValueKind::Number, begin, m_pos);
     return true;
 }
@@ -374,23 +363,20 @@ void Scanner::record(KeyKind key, ValueKind kind, qsizetype begin, qsizetype end
 
 bool Scanner::key()
 {
-    if (m_pos >= m_n || m_p[m_pos] != '"') {
+    if (m_pos >= m_n || m_p[m_pos] != '"')
         return unexpected(m_pos);
-    }
     bool escapes = false;
     const qsizetype begin = m_pos;
-    if (!scanString(m_pos, escapes)) {
+    if (!scanString(m_pos, escapes))
         return false;
-    }
     if (m_stack.size() == 1) {
         const char *s = m_p + begin + 1;
         const qsizetype n = m_pos - begin - 2;
         m_pendingKey = escapes ? classifyEscapedKey(s, n) : classifyKey(s, n);
     }
     skipWs(m_pos);
-    if (m_pos >= m_n || m_p[m_pos] != ':') {
+    if (m_pos >= m_n || m_p[m_pos] != ':')
         return unexpected(m_pos);
-    }
     ++m_pos;
     skipWs(m_pos);
     m_state = State::Value;
@@ -401,15 +387,13 @@ bool Scanner::after(bool &done)
 {
     skipWs(m_pos);
     if (m_stack.isEmpty()) {
-        if (m_pos < m_n) {
+        if (m_pos < m_n)
             return fail(QStringLiteral("trailing data at byte %1").arg(m_pos));
-        }
         done = true;
         return true;
     }
-    if (m_pos >= m_n) {
+    if (m_pos >= m_n)
         return unexpected(m_pos);
-    }
     const char open = m_stack.back();
     const char c = m_p[m_pos];
     if (c == ',') {

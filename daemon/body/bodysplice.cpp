@@ -109,12 +109,10 @@ namespace slp {
 
 QByteArray spliceStreamTrue(const QByteArray &body, const BodyScan &scan, const QString &newModel)
 {
-    if (scan.verdict != BodyScan::Verdict::Ok || scan.objectOpen < 0) {
+    if (scan.verdict != BodyScan::Verdict::Ok || scan.objectOpen < 0)
         return {};
-    }
-    if (scan.stream != BodyScan::Stream::Absent && scan.streamBegin < 0) {
+    if (scan.stream != BodyScan::Stream::Absent && scan.streamBegin < 0)
         return {}; // a compound "stream" value: leave the request alone
-    }
     // Edits in ascending offset order: (position, bytes removed, bytes inserted).
     struct Edit
     {

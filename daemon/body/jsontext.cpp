@@ -58,9 +58,8 @@ char16_t decodeEscape(const char *s, qsizetype i, qsizetype *length)
     switch (e) {
     case 'u': {
         int v = 0;
-        for (int k = 0; k < 4; ++k) {
+        for (int k = 0; k < 4; ++k)
             v = v * 16 + hexValue(s[i + 2 + k]);
-        }
         *length = 6;
         return char16_t(v);
     }
@@ -89,12 +88,10 @@ KeyKind classifyEscapedKey(const char *s, qsizetype n)
     for (qsizetype i = 0; i < n;) {
         char16_t u = uchar(s[i]);
         qsizetype length = 1;
-        if (s[i] == '\\') {
+        if (s[i] == '\\')
             u = decodeEscape(s, i, &length);
-        }
-        if (u >= 0x80 || len == qsizetype(sizeof buf)) {
+        if (u >= 0x80 || len == qsizetype(sizeof buf))
             return KeyKind::Other;
-        }
         buf[len++] = char(u);
         i += length;
     }
@@ -103,18 +100,16 @@ KeyKind classifyEscapedKey(const char *s, qsizetype n)
 
 QString decodeString(const char *s, qsizetype n, bool hasEscapes)
 {
-    if (!hasEscapes) {
+    if (!hasEscapes)
         return utf8Exact(s, n);
-    }
     QString out;
     out.reserve(n);
     qsizetype i = 0;
     while (i < n) {
         const char *bs = static_cast<const char *>(std::memchr(s + i, '\\', size_t(n - i)));
         const qsizetype runEnd = bs ? bs - s : n;
-        if (runEnd > i) {
+        if (runEnd > i)
             out += utf8Exact(s + i, runEnd - i);
-        }
         i = runEnd;
         if (i < n) {
             qsizetype length = 0;
@@ -192,10 +187,9 @@ qsizetype utf8SequenceLength(const uchar *u, qsizetype pos, qsizetype n)
     }
     if (pos + len > n || u[pos + 1] < lo || u[pos + 1] > hi)
         return 0;
-    for (int k = 2; k < len; ++k) {
+    for (int k = 2; k < len; ++k)
         if ((u[pos + k] & 0xC0) != 0x80)
             return 0;
-    }
     return len;
 }
 

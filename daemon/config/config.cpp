@@ -164,13 +164,11 @@ QString routeDumpLine(const Config &config, int index, int width)
 QStringList routeDump(const Config &config)
 {
     int width = 0;
-    for (const Route &r : config.routes) {
+    for (const Route &r : config.routes)
         width = std::max(width, int(r.id.size()));
-    }
     QStringList lines;
-    for (qsizetype i = 0; i < config.routes.size(); ++i) {
+    for (qsizetype i = 0; i < config.routes.size(); ++i)
         lines << routeDumpLine(config, int(i), width);
-    }
     return lines;
 }
 

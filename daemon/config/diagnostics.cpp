@@ -66,8 +66,9 @@ QString goQuote(const QString &s)
 
 bool hasSpaceOrControl(const QString &s)
 {
-    return std::any_of(s.begin(), s.end(),
-                       [](QChar c) { return c.isSpace() || c.category() == QChar::Other_Control; });
+    return std::any_of(
+        s.begin(), s.end(),
+        [](QChar c) { return c.isSpace() || c.category() == QChar::Other_Control; });
 }
 
 QString unknownKeyHint(const QString &name, const QList<QString> &known)

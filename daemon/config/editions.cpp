@@ -189,10 +189,9 @@ void Compiler::readEdition(const YAML::Node &node, int index)
     ed.path = path;
     ed.line = node.Mark().line + 1;
     ed.column = node.Mark().column + 1;
-    for (const Backend &b : m_backends) {
+    for (const Backend &b : m_backends)
         if (b.nameOk && !ed.backendNames.contains(b.name))
             ed.backendNames.append(b.name);
-    }
     readKeys(m_in, editionKeys(), keys, path, node.Mark(), ed);
     if (!ed.urlTemplate || !ed.applyOk)
         return;

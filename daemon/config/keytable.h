@@ -39,10 +39,9 @@ Field defaultField(const char *text);
 template<class Target>
 void applyDefaults(YamlReader &in, std::span<const Key<Target>> keys, Target &out)
 {
-    for (const Key<Target> &k : keys) {
+    for (const Key<Target> &k : keys)
         if (k.read && k.defaultText)
             k.read(in, defaultField(k.defaultText), QLatin1String(k.name), out);
-    }
 }
 
 // Reads every key of `keys` with a reader into `out`: first the defaults, then what the

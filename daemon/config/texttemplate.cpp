@@ -91,10 +91,9 @@ QString TextTemplate::render(const QHash<QString, QString> &fields) const
 
 bool TextTemplate::uses(const QString &field) const
 {
-    for (const Piece &p : m_pieces) {
+    for (const Piece &p : m_pieces)
         if (p.isField && p.text == field)
             return true;
-    }
     return false;
 }
 

@@ -39,12 +39,10 @@ QString quotedName(const QString &name)
 // In the ambiguous list, a plain id stands bare as it always did; anything else is quoted.
 QString listedName(const QString &name)
 {
-    for (const QChar c : name) {
+    for (const QChar c : name)
         if (c.unicode() <= 0x20 || c.unicode() >= 0x7f || c == QLatin1Char('"') ||
-            c == QLatin1Char('\\')) {
+            c == QLatin1Char('\\'))
             return quotedName(name);
-        }
-    }
     return name;
 }
 
@@ -100,9 +98,8 @@ void DiscoverySupervisor::start()
 
 void DiscoverySupervisor::probe()
 {
-    if (!m_network) {
+    if (!m_network)
         return;
-    }
     QNetworkRequest request{QUrl(m_url)};
     request.setAttribute(QNetworkRequest::RedirectPolicyAttribute,
                          QNetworkRequest::ManualRedirectPolicy);
@@ -138,9 +135,8 @@ void DiscoverySupervisor::onProbeHead()
 
 void DiscoverySupervisor::onProbeData()
 {
-    if (!m_reply) {
+    if (!m_reply)
         return;
-    }
     m_body += m_reply->read(kMaxModelListBytes + 1 - m_body.size());
     if (m_body.size() > kMaxModelListBytes && m_reply->isRunning()) {
         m_overLimit = true;
@@ -159,19 +155,16 @@ void DiscoverySupervisor::onProbeTimeout()
 QString DiscoverySupervisor::probeFailure(QNetworkReply *reply) const
 {
     const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-    if (m_timedOut) {
+    if (m_timedOut)
         return QStringLiteral("no answer within %1").arg(formatGoDuration(m_settings.probeTimeout));
-    }
     if (m_overLimit || m_body.size() > kMaxModelListBytes) {
         return QStringLiteral("model list larger than %1 bytes: stopped reading")
             .arg(kMaxModelListBytes);
     }
-    if (reply->error() != QNetworkReply::NoError && status == 0) {
+    if (reply->error() != QNetworkReply::NoError && status == 0)
         return reply->errorString();
-    }
-    if (status != 200) {
+    if (status != 200)
         return QStringLiteral("HTTP status %1").arg(status);
-    }
     return {};
 }
 
@@ -180,13 +173,11 @@ void DiscoverySupervisor::onProbeFinished()
     m_probeTimeout.stop();
     QNetworkReply *reply = m_reply;
     m_reply = nullptr;
-    if (!reply) {
+    if (!reply)
         return;
-    }
     reply->deleteLater();
-    if (!m_overLimit && !m_timedOut) {
+    if (!m_overLimit && !m_timedOut)
         m_body += reply->read(kMaxModelListBytes + 1 - m_body.size());
-    }
     m_bodyBytesRead = m_body.size();
     const QString failure = probeFailure(reply);
     if (!failure.isEmpty()) {
@@ -198,9 +189,8 @@ void DiscoverySupervisor::onProbeFinished()
 
 void DiscoverySupervisor::onParsed(const ModelList &list)
 {
-    if (!list.ok) {
+    if (!list.ok)
         return settle(ProbeResult::Error, list.error);
-    }
     if (list.count != 1) {
         reportAmbiguous(list.ids, list.count);
         return settle(ProbeResult::Ambiguous, {});
@@ -219,12 +209,10 @@ void DiscoverySupervisor::reportAmbiguous(const QStringList &ids, qsizetype coun
                   .arg(quotedName(m_state.name));
     QStringList shown;
     shown.reserve(std::min<qsizetype>(ids.size(), kMaxIdsReported));
-    for (qsizetype i = 0; i < ids.size() && i < kMaxIdsReported; ++i) {
+    for (qsizetype i = 0; i < ids.size() && i < kMaxIdsReported; ++i)
         shown << listedName(ids.at(i));
-    }
-    if (count > shown.size()) {
+    if (count > shown.size())
         shown << QStringLiteral("...");
-    }
     qCWarning(lcDiscovery).noquote()
         << QStringLiteral("discovery: WARNING: %1: backend serves %2 models [%3], expected "
                           "exactly 1")
@@ -246,9 +234,8 @@ void DiscoverySupervisor::adopt(const QString &name)
     }
     state.ambiguous = false;
     m_metrics.set(metric::modelAmbiguous, metric::modelLabels(m_id), 0);
-    if (state.name == name) {
+    if (state.name == name)
         return;
-    }
     if (state.name.isEmpty()) {
         qCInfo(lcDiscovery).noquote()
             << QStringLiteral("discovery: %1: backend serves %2; requests are renamed to it")
@@ -281,9 +268,8 @@ void DiscoverySupervisor::settle(ProbeResult result, const QString &detail)
                    .arg(m_id, m_url, detail, keeping, formatGoDuration(wait));
     }
     m_nextProbe.start(ms(wait));
-    if (std::exchange(m_bodyBytesRead, 0) >= kTrimAfterBytes) {
+    if (std::exchange(m_bodyBytesRead, 0) >= kTrimAfterBytes)
         QTimer::singleShot(kTrimDelay, this, &returnFreedMemory);
-    }
     Q_EMIT reported(m_index, std::exchange(m_nameChanged, false));
 }
 

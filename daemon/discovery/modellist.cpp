@@ -15,14 +15,12 @@ constexpr int kQuotedIdBytes = 64; // enough of a refused id to recognise it in 
 
 QString modelIdFault(const QString &id)
 {
-    if (id.toUtf8().size() > kMaxModelIdBytes) {
+    if (id.toUtf8().size() > kMaxModelIdBytes)
         return QStringLiteral("a model id over %1 bytes").arg(kMaxModelIdBytes);
-    }
     for (const QChar c : id) {
         // C0, DEL and C1 controls: what a terminal or a journal viewer would act on.
-        if (c.category() == QChar::Other_Control) {
+        if (c.category() == QChar::Other_Control)
             return QStringLiteral("a model id with a control character");
-        }
     }
     return {};
 }

@@ -26,15 +26,13 @@ void ModelListParser::parse(QByteArray json)
         *result = parseModelList(json);
         // The text and the ids no one reads are freed here too, not on the serving thread.
         json = QByteArray();
-        if (result->ids.size() > kMaxIdsReported) {
+        if (result->ids.size() > kMaxIdsReported)
             result->ids = result->ids.first(kMaxIdsReported);
-        }
     });
     m_thread = thread;
     connect(thread, &QThread::finished, this, [this, thread, result] {
-        if (m_thread == thread) {
+        if (m_thread == thread)
             m_thread = nullptr;
-        }
         thread->deleteLater();
         Q_EMIT parsed(*result);
     });

@@ -25,9 +25,8 @@ qint64 AggregateAnswer::read(UpstreamCall &call)
     qint64 total = 0;
     while (call.bytesAvailable() > 0 && !decided()) {
         const QByteArray piece = call.read(kReadPiece);
-        if (piece.isEmpty()) {
+        if (piece.isEmpty())
             break;
-        }
         total += piece.size();
         m_aggregator->feed(piece);
     }
@@ -42,9 +41,8 @@ bool AggregateAnswer::decided() const
 void AggregateAnswer::endOfInput(bool clean)
 {
     m_lost = !clean;
-    if (clean) {
+    if (clean)
         m_aggregator->finishInput();
-    }
 }
 
 bool AggregateAnswer::succeeded() const
@@ -58,14 +56,12 @@ ResponseHead AggregateAnswer::head(const QByteArray &requestId,
     ResponseHead out;
     for (const auto &header : prepareClientHeaders(m_upstreamHeaders)) {
         if (header.first.compare("content-type", Qt::CaseInsensitive) == 0 ||
-            header.first.compare("cache-control", Qt::CaseInsensitive) == 0) {
+            header.first.compare("cache-control", Qt::CaseInsensitive) == 0)
             continue; // they described the stream, not this answer
-        }
         out.headers.append(header);
     }
-    if (upstreamRequestId.isEmpty()) {
+    if (upstreamRequestId.isEmpty())
         out.headers.append({QByteArrayLiteral("X-Request-Id"), requestId});
-    }
     out.headers.append({QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/json")});
     return out;
 }
@@ -77,9 +73,8 @@ QByteArray AggregateAnswer::body() const
 
 QByteArray AggregateAnswer::failureBody(const QByteArray &requestId) const
 {
-    if (m_aggregator->state() == SseAggregator::State::UpstreamError) {
+    if (m_aggregator->state() == SseAggregator::State::UpstreamError)
         return m_aggregator->errorJson();
-    }
     return openAiErrorJson(
         QStringLiteral("upstream stream ended before completion (request id: %1)")
             .arg(QString::fromLatin1(requestId)),
@@ -88,9 +83,8 @@ QByteArray AggregateAnswer::failureBody(const QByteArray &requestId) const
 
 QString AggregateAnswer::failureReason(const UpstreamCall &call) const
 {
-    if (m_aggregator->state() == SseAggregator::State::UpstreamError) {
+    if (m_aggregator->state() == SseAggregator::State::UpstreamError)
         return QStringLiteral("the upstream sent an error event mid-stream");
-    }
     return m_lost ? QStringLiteral("upstream connection lost: ") + call.errorDetail()
                   : m_aggregator->malformedReason();
 }

@@ -18,9 +18,8 @@ public:
     void add() { m_count.fetch_add(1, std::memory_order_relaxed); }
     void remove()
     {
-        if (m_count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        if (m_count.fetch_sub(1, std::memory_order_acq_rel) == 1)
             Q_EMIT drained();
-        }
     }
     int count() const { return m_count.load(std::memory_order_acquire); }
 

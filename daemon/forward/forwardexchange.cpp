@@ -30,22 +30,19 @@ ForwardExchange::ForwardExchange(ForwardPlan plan, UpstreamTransport &transport,
     connect(writer, &ResponseWriter::writable, this, &ForwardExchange::pump);
     connect(writer, &ResponseWriter::clientGone, this, &ForwardExchange::onClientGone);
     m_metrics.add(metric::inflightRequests, {}, 1);
-    if (m_plan.exchanges) {
+    if (m_plan.exchanges)
         m_plan.exchanges->add();
-    }
     m_metrics.add(metric::routeInflight, m_route.labels, 1);
 }
 
 ForwardExchange::~ForwardExchange()
 {
     m_metrics.add(metric::inflightRequests, {}, -1);
-    if (m_plan.exchanges) {
+    if (m_plan.exchanges)
         m_plan.exchanges->remove();
-    }
     m_metrics.add(metric::routeInflight, m_route.labels, -1);
-    if (!m_call) {
+    if (!m_call)
         return;
-    }
     m_call->disconnect(this);
     const bool cleanEnd = m_phase == Phase::Done && m_ending == Ending::Completed &&
                           m_call->failure() == UpstreamCall::Failure::None;
@@ -64,19 +61,16 @@ void ForwardExchange::enter(Phase next)
     Q_ASSERT(m_phase != Phase::Done);
     Q_ASSERT(next != Phase::WaitingForHead || m_phase == Phase::WaitingForHead);
     m_phase = next;
-    if (next != Phase::WaitingForHead) {
+    if (next != Phase::WaitingForHead)
         m_ttfbTimer.stop(); // a head, or the end: time to first byte no longer counts
-    }
-    if (next == Phase::Done && m_watch) {
+    if (next == Phase::Done && m_watch)
         m_watch->stop();
-    }
 }
 
 void ForwardExchange::end(Ending how)
 {
-    if (m_phase == Phase::Relaying && how != Ending::Completed) {
+    if (m_phase == Phase::Relaying && how != Ending::Completed)
         countBroken(how); // the client has a head, and its body will not end cleanly
-    }
     m_ending = how;
     enter(Phase::Done);
 }
@@ -92,9 +86,8 @@ void ForwardExchange::launch()
     m_timedOut = false;
     m_sinceStart.start();
     m_call = m_transport.start(m_plan.request);
-    if (m_attempt == 1 && m_plan.received.isValid()) {
+    if (m_attempt == 1 && m_plan.received.isValid())
         m_handOverNs = m_plan.received.nsecsElapsed();
-    }
     connect(m_call.get(), &UpstreamCall::headReceived, this, &ForwardExchange::onHead);
     connect(m_call.get(), &UpstreamCall::readyRead, this, &ForwardExchange::pump);
     connect(m_call.get(), &UpstreamCall::finished, this, &ForwardExchange::onFinished);
@@ -151,9 +144,8 @@ void ForwardExchange::onHead(const UpstreamHead &head)
     m_ttfbTimer.stop();
     // Any head, whatever its status, proves the backend is there: the run of failures ends.
     m_metrics.set(metric::consecutiveFailures, m_route.labels, 0);
-    if (m_phase != Phase::WaitingForHead || !m_writer) {
+    if (m_phase != Phase::WaitingForHead || !m_writer)
         return;
-    }
     m_latencyNs = m_sinceStart.nsecsElapsed();
     m_metrics.observe(metric::upstreamLatency, m_route.labels, double(m_latencyNs) / 1e9);
     m_status = head.status;
@@ -183,16 +175,14 @@ void ForwardExchange::relayHead(const UpstreamHead &head, const QElapsedTimer &s
     out.reason = head.reason;
     out.headers = prepareClientHeaders(head.headers);
     // The upstream's id replaces SLP's once the upstream answered: it is the one its logs have.
-    if (m_upstreamRequestId.isEmpty()) {
+    if (m_upstreamRequestId.isEmpty())
         out.headers.append({QByteArrayLiteral("X-Request-Id"), m_plan.requestId});
-    }
     out.contentLength = head.contentLength;
     enter(Phase::Relaying);
     m_writer->writeHead(out);
     observeOverhead(sinceHead);
-    if (m_phase != Phase::Relaying) {
+    if (m_phase != Phase::Relaying)
         return; // the client left while its head was written
-    }
     // Comments only where they cannot break framing: a body of unknown length (a comment
     // would run past a Content-Length) that is an event stream.
     startWatch(!bodyless && head.contentLength < 0 &&
@@ -202,14 +192,12 @@ void ForwardExchange::relayHead(const UpstreamHead &head, const QElapsedTimer &s
 
 void ForwardExchange::pump()
 {
-    if (!m_writer) {
+    if (!m_writer)
         return;
-    }
-    if (m_phase == Phase::Relaying) {
+    if (m_phase == Phase::Relaying)
         relayBody();
-    } else if (m_phase == Phase::Aggregating) {
+    else if (m_phase == Phase::Aggregating)
         aggregateBody();
-    }
 }
 
 void ForwardExchange::relayBody()
@@ -218,14 +206,12 @@ void ForwardExchange::relayBody()
     // transport's bounded buffer, so a slow client never makes SLP hold a whole response.
     while (m_phase == Phase::Relaying && m_call->bytesAvailable() > 0 && m_writer->isWritable()) {
         const QByteArray piece = m_call->read(kRelayPiece);
-        if (piece.isEmpty()) {
+        if (piece.isEmpty())
             break;
-        }
         m_bytesDown += piece.size();
         m_upstreamBytes += piece.size();
-        if (m_watch && m_watch->keepaliveArmed()) {
+        if (m_watch && m_watch->keepaliveArmed())
             m_watch->relayed(piece);
-        }
         if (!m_writer->writeBody(piece)) {
             // The excess would be read as the next response: the upstream connection is spent.
             stopCall();
@@ -235,24 +221,20 @@ void ForwardExchange::relayBody()
     // A declared length fully relayed is the end, whether or not the transport said finished
     // yet: a client that closes right after must not look like one that left mid-answer.
     if (m_expectedLength >= 0 && m_bytesDown >= m_expectedLength &&
-        m_call->failure() == UpstreamCall::Failure::None) {
+        m_call->failure() == UpstreamCall::Failure::None)
         m_upstreamFinished = true;
-    }
-    if (m_upstreamFinished && m_call->bytesAvailable() == 0) {
+    if (m_upstreamFinished && m_call->bytesAvailable() == 0)
         complete();
-    }
 }
 
 void ForwardExchange::complete()
 {
-    if (m_phase != Phase::Relaying) {
+    if (m_phase != Phase::Relaying)
         return;
-    }
     // A body shorter than its Content-Length is broken whatever the transport said.
     const bool shortBody = m_expectedLength >= 0 && m_bytesDown < m_expectedLength;
-    if (shortBody || m_call->failure() != UpstreamCall::Failure::None) {
+    if (shortBody || m_call->failure() != UpstreamCall::Failure::None)
         return breakOff(m_call->errorDetail());
-    }
     end(Ending::Completed);
     m_writer->finish();
     m_log.completed(m_status, m_latencyNs, m_bytesDown);
@@ -273,9 +255,8 @@ void ForwardExchange::aggregateBody()
 {
     m_upstreamBytes += m_aggregate->read(*m_call);
     if (!m_aggregate->decided()) {
-        if (!m_upstreamFinished || m_call->bytesAvailable() > 0) {
+        if (!m_upstreamFinished || m_call->bytesAvailable() > 0)
             return; // more to come
-        }
         m_aggregate->endOfInput(m_call->failure() == UpstreamCall::Failure::None);
     }
     finishAggregate(); // decided early (an in-band error or garbage), or the stream ended
@@ -316,9 +297,8 @@ void ForwardExchange::answerAggregateFailure(const QByteArray &body)
 void ForwardExchange::onFinished()
 {
     m_ttfbTimer.stop();
-    if (m_phase == Phase::Done || !m_writer) {
+    if (m_phase == Phase::Done || !m_writer)
         return;
-    }
     if (m_call->headArrived()) {
         m_upstreamFinished = true;
         pump();
@@ -369,9 +349,8 @@ void ForwardExchange::failBeforeHead()
 
 void ForwardExchange::onTimeout()
 {
-    if (m_phase != Phase::WaitingForHead || !m_call || m_call->headArrived()) {
+    if (m_phase != Phase::WaitingForHead || !m_call || m_call->headArrived())
         return;
-    }
     m_timedOut = true;
     m_call->abort(); // finished() follows, synchronously or soon
 }
@@ -379,9 +358,8 @@ void ForwardExchange::onTimeout()
 void ForwardExchange::onClientGone()
 {
     if (m_phase != Phase::Done) {
-        if (m_phase == Phase::WaitingForHead) {
+        if (m_phase == Phase::WaitingForHead)
             countRequest(499); // nginx's code for "client closed the request"
-        }
         m_log.clientGone();
         end(Ending::ClientGone);
     }
@@ -400,9 +378,8 @@ void ForwardExchange::startWatch(bool keepalive)
 
 void ForwardExchange::onStalled()
 {
-    if (m_phase == Phase::Done || !m_writer || m_upstreamFinished) {
+    if (m_phase == Phase::Done || !m_writer || m_upstreamFinished)
         return;
-    }
     if (m_call->bytesAvailable() > 0) {
         // Bytes wait for a slow client (backpressure): the upstream is not the silent one.
         m_watch->upstreamActivity();
@@ -410,9 +387,8 @@ void ForwardExchange::onStalled()
     }
     m_log.streamIdle(m_upstreamBytes);
     m_metrics.add(metric::streamIdleTimeouts, m_route.labels);
-    if (m_phase == Phase::Aggregating) { // nothing was sent yet: a 502, the call aborted
+    if (m_phase == Phase::Aggregating) // nothing was sent yet: a 502, the call aborted
         return answerAggregateFailure(AggregateAnswer::stalledBody(m_plan.requestId));
-    }
     end(Ending::IdleTimeout);
     stopCall(); // closes the upstream connection: a wedged worker holds nothing of ours
     m_writer->breakConnection(); // chunked: no last chunk; Content-Length: short; then closed
@@ -422,9 +398,8 @@ void ForwardExchange::onKeepaliveDue()
 {
     // Skipped while the client is backed up or bytes wait: the next tick tries again.
     if (m_phase != Phase::Relaying || !m_writer || m_call->bytesAvailable() > 0 ||
-        !m_writer->isWritable()) {
+        !m_writer->isWritable())
         return;
-    }
     m_writer->writeBody(kKeepaliveComment.toByteArray());
     m_metrics.add(metric::sseKeepalives, m_route.labels);
 }

@@ -28,9 +28,8 @@ QSet<QByteArray> namedInConnection(const HeaderList &headers)
         if (is(name, "connection")) {
             for (const QByteArray &token : value.split(',')) {
                 const QByteArray t = token.trimmed().toLower();
-                if (!t.isEmpty()) {
+                if (!t.isEmpty())
                     names.insert(t);
-                }
             }
         }
     }
@@ -50,16 +49,14 @@ InboundHeaders prepareUpstreamHeaders(const HeaderList &inbound, const QByteArra
     out.forward.reserve(inbound.size() + 3);
     for (const auto &[name, value] : inbound) {
         if (isHopByHop(name) ||
-            (!connectionNamed.isEmpty() && connectionNamed.contains(name.toLower()))) {
+            (!connectionNamed.isEmpty() && connectionNamed.contains(name.toLower())))
             continue;
-        }
         if (is(name, "host")) {
             host = value;
             continue;
         }
-        if (is(name, "content-length") || is(name, "expect")) {
+        if (is(name, "content-length") || is(name, "expect"))
             continue;
-        }
         if (is(name, "x-request-id")) {
             if (!out.hasClientRequestId) {
                 out.hasClientRequestId = true;
@@ -77,18 +74,14 @@ InboundHeaders prepareUpstreamHeaders(const HeaderList &inbound, const QByteArra
         haveForwardedHost = haveForwardedHost || is(name, "x-forwarded-host");
         out.forward.append({name, value});
     }
-    if (!clientAddress.isEmpty()) {
+    if (!clientAddress.isEmpty())
         forwardedFor += forwardedFor.isEmpty() ? clientAddress : ", " + clientAddress;
-    }
-    if (haveForwardedFor || !clientAddress.isEmpty()) {
+    if (haveForwardedFor || !clientAddress.isEmpty())
         out.forward.append({QByteArrayLiteral("X-Forwarded-For"), forwardedFor});
-    }
-    if (!haveProto) {
+    if (!haveProto)
         out.forward.append({QByteArrayLiteral("X-Forwarded-Proto"), QByteArrayLiteral("http")});
-    }
-    if (!haveForwardedHost && !host.isEmpty()) {
+    if (!haveForwardedHost && !host.isEmpty())
         out.forward.append({QByteArrayLiteral("X-Forwarded-Host"), host});
-    }
     return out;
 }
 
@@ -99,9 +92,8 @@ HeaderList prepareClientHeaders(const HeaderList &upstream)
     out.reserve(upstream.size());
     for (const auto &[name, value] : upstream) {
         if (isHopByHop(name) || is(name, "content-length") ||
-            (!connectionNamed.isEmpty() && connectionNamed.contains(name.toLower()))) {
+            (!connectionNamed.isEmpty() && connectionNamed.contains(name.toLower())))
             continue;
-        }
         out.append({name, value});
     }
     return out;
@@ -110,13 +102,15 @@ HeaderList prepareClientHeaders(const HeaderList &upstream)
 namespace {
 bool isLowerHex(QByteArrayView text)
 {
-    return std::all_of(text.begin(), text.end(),
-                       [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+    return std::all_of(
+        text.begin(), text.end(),
+        [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 bool allZeros(QByteArrayView text)
 {
-    return std::all_of(text.begin(), text.end(), [](char c) { return c == '0'; });
+    return std::all_of(
+        text.begin(), text.end(), [](char c) { return c == '0'; });
 }
 } // namespace
 
@@ -132,20 +126,17 @@ QByteArray traceIdOf(const HeaderList &inbound)
     }
     constexpr qsizetype kLength = 55; // 2 + 1 + 32 + 1 + 16 + 1 + 2
     if (seen != 1 || value.size() < kLength || value[2] != '-' || value[35] != '-' ||
-        value[52] != '-') {
+        value[52] != '-')
         return {};
-    }
     const QByteArrayView view(value);
     const QByteArrayView version = view.first(2);
     const QByteArrayView trace = view.sliced(3, 32);
     const QByteArrayView parent = view.sliced(36, 16);
     if (!isLowerHex(version) || !isLowerHex(trace) || !isLowerHex(parent) ||
-        !isLowerHex(view.sliced(53, 2)) || version == "ff" || allZeros(trace) || allZeros(parent)) {
+        !isLowerHex(view.sliced(53, 2)) || version == "ff" || allZeros(trace) || allZeros(parent))
         return {};
-    }
-    if (value.size() > kLength && (version == "00" || value[kLength] != '-')) {
+    if (value.size() > kLength && (version == "00" || value[kLength] != '-'))
         return {};
-    }
     return trace.toByteArray();
 }
 

@@ -28,21 +28,17 @@ void RequestLog::write(QtMsgType type, const QString &what) const
 {
     QString line =
         QLatin1Char('[') + QString::fromLatin1(m_plan.requestId) + QStringLiteral("] ") + what;
-    if (!m_upstreamId.isEmpty()) {
+    if (!m_upstreamId.isEmpty())
         line += QStringLiteral(" upstream=") + bareForLog(m_upstreamId);
-    }
     line += QStringLiteral(" model=") + quoteForLog(m_plan.route->modelId.toUtf8());
-    if (!m_plan.clientRequestId.isEmpty()) {
+    if (!m_plan.clientRequestId.isEmpty())
         line += QStringLiteral(" client=") + quoteForLog(m_plan.clientRequestId);
-    }
-    if (!m_plan.traceId.isEmpty()) {
+    if (!m_plan.traceId.isEmpty())
         line += QStringLiteral(" trace=") + QString::fromLatin1(m_plan.traceId); // 32 hex, checked
-    }
-    if (type == QtInfoMsg) {
+    if (type == QtInfoMsg)
         qCInfo(lcProxy).noquote() << line;
-    } else {
+    else
         qCWarning(lcProxy).noquote() << line;
-    }
 }
 
 QString RequestLog::methodAndUrl() const
@@ -98,9 +94,8 @@ void RequestLog::refused(const QString &detail) const
 
 void RequestLog::completed(int status, qint64 latencyNs, qint64 bytesDown) const
 {
-    if (!m_plan.logRequests) {
+    if (!m_plan.logRequests)
         return;
-    }
     const QString as = m_plan.renamedTo.isEmpty()
                            ? QString()
                            : QStringLiteral(" as ") + quoteForLog(m_plan.renamedTo.toUtf8());

@@ -27,17 +27,14 @@ void SseBoundary::feed(QByteArrayView bytes)
 
 bool SseBoundary::atBoundary() const
 {
-    if (m_size == 0) {
+    if (m_size == 0)
         return true; // nothing relayed yet: a comment cannot land inside an event
-    }
-    if (m_size < 2) {
+    if (m_size < 2)
         return false;
-    }
     const char a = m_tail[m_size - 2];
     const char b = m_tail[m_size - 1];
-    if ((a == '\n' && b == '\n') || (a == '\r' && b == '\r')) {
+    if ((a == '\n' && b == '\n') || (a == '\r' && b == '\r'))
         return true;
-    }
     return m_size == 4 && std::memcmp(m_tail, "\r\n\r\n", 4) == 0;
 }
 
@@ -58,9 +55,8 @@ StreamWatch *StreamWatch::create(std::chrono::milliseconds idleTimeout,
                                  std::chrono::milliseconds keepaliveInterval, bool keepalive,
                                  UpstreamCall *call, QObject *parent)
 {
-    if (idleTimeout.count() <= 0 && (!keepalive || keepaliveInterval.count() <= 0)) {
+    if (idleTimeout.count() <= 0 && (!keepalive || keepaliveInterval.count() <= 0))
         return nullptr;
-    }
     auto *watch = new StreamWatch(idleTimeout, keepaliveInterval, parent);
     // Upstream body bytes, read or not yet: the silence measured is the upstream's.
     connect(call, &UpstreamCall::readyRead, watch, &StreamWatch::upstreamActivity);
@@ -73,12 +69,10 @@ void StreamWatch::start(bool keepalive)
     m_running = true;
     m_keepaliveOn = keepalive && m_keepalive.count() > 0;
     m_lastActivity.start();
-    if (m_idleTimeout.count() > 0) {
+    if (m_idleTimeout.count() > 0)
         m_idleTimer.start(m_idleTimeout);
-    }
-    if (m_keepaliveOn) {
+    if (m_keepaliveOn)
         m_keepaliveTimer.start(m_keepalive);
-    }
 }
 
 void StreamWatch::stop()
@@ -90,15 +84,13 @@ void StreamWatch::stop()
 
 void StreamWatch::upstreamActivity()
 {
-    if (!m_running) {
+    if (!m_running)
         return;
-    }
     m_lastActivity.start();
     // The timers stay as they are (they re-arm for what is left when they fire), except the
     // idle one after a stalled() the exchange did not act on.
-    if (m_idleTimeout.count() > 0 && !m_idleTimer.isActive()) {
+    if (m_idleTimeout.count() > 0 && !m_idleTimer.isActive())
         m_idleTimer.start(m_idleTimeout);
-    }
 }
 
 std::chrono::milliseconds StreamWatch::silence() const
@@ -125,9 +117,8 @@ void StreamWatch::onKeepaliveTimer()
     }
     // Re-armed before the signal: its handler writes to the client and may end the exchange.
     m_keepaliveTimer.start(m_keepalive);
-    if (m_boundary.atBoundary()) {
+    if (m_boundary.atBoundary())
         Q_EMIT keepaliveDue();
-    }
 }
 
 } // namespace slp

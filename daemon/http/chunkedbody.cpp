@@ -17,19 +17,16 @@ ChunkedBodyValidator::Result ChunkedBodyValidator::feed(QByteArrayView data, qsi
             fail("chunk size line longer than 4 KiB");
             break;
         }
-        if (m_state == State::Data) {
+        if (m_state == State::Data)
             i += takeData(data.size() - i);
-        } else if (step(data[i])) {
+        else if (step(data[i]))
             ++i;
-        }
     }
     m_wireBytes += i;
-    if (m_state == State::Error) {
+    if (m_state == State::Error)
         return Result::Error;
-    }
-    if (consumed) {
+    if (consumed)
         *consumed = i;
-    }
     return m_state == State::Done ? Result::Done : Result::NeedMore;
 }
 
@@ -46,17 +43,14 @@ bool ChunkedBodyValidator::step(char c)
     case State::SizeSpace:
         return afterSize(c);
     case State::Extension:
-        if (c == '\n' || c == '\0') {
+        if (c == '\n' || c == '\0')
             return fail("bad chunk extension");
-        }
-        if (c == '\r') {
+        if (c == '\r')
             m_state = State::SizeLf;
-        }
         return true;
     case State::SizeLf:
-        if (!expect(c, '\n', "chunk size line must end with CRLF", State::Data)) {
+        if (!expect(c, '\n', "chunk size line must end with CRLF", State::Data))
             return false;
-        }
         endSizeLine();
         return true;
     case State::DataCr:
@@ -83,37 +77,33 @@ bool ChunkedBodyValidator::step(char c)
 bool ChunkedBodyValidator::sizeDigit(char c)
 {
     if (const int digit = hexValue(c); digit >= 0) {
-        if (++m_digits > 15) {
+        if (++m_digits > 15)
             return fail("chunk size too long");
-        }
         m_size = m_size * 16 + digit;
         return true;
     }
-    if (m_digits == 0 || (c != ' ' && c != '\t' && c != ';' && c != '\r')) {
+    if (m_digits == 0 || (c != ' ' && c != '\t' && c != ';' && c != '\r'))
         return fail("chunk size is not hexadecimal");
-    }
     return afterSize(c);
 }
 
 bool ChunkedBodyValidator::afterSize(char c)
 {
-    if (c == ';') {
+    if (c == ';')
         m_state = State::Extension;
-    } else if (c == '\r') {
+    else if (c == '\r')
         m_state = State::SizeLf;
-    } else if (c == ' ' || c == '\t') {
+    else if (c == ' ' || c == '\t')
         m_state = State::SizeSpace;
-    } else {
+    else
         return fail("junk after chunk size");
-    }
     return true;
 }
 
 bool ChunkedBodyValidator::expect(char c, char expected, const char *why, State next)
 {
-    if (c != expected) {
+    if (c != expected)
         return fail(why);
-    }
     m_state = next;
     return true;
 }
@@ -134,9 +124,8 @@ qint64 ChunkedBodyValidator::takeData(qint64 available)
     const qint64 take = std::min(m_remaining, available);
     m_remaining -= take;
     m_dataBytes += take;
-    if (m_remaining == 0) {
+    if (m_remaining == 0)
         m_state = State::DataCr;
-    }
     return take;
 }
 

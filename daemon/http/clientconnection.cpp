@@ -17,9 +17,8 @@ ClientConnection::ClientConnection(QTcpSocket *socket, const ConnectionLimits &l
     connect(&m_headerTimer, &QTimer::timeout, this, &ClientConnection::onHeaderTimeout);
     connect(&m_bodyTimer, &QTimer::timeout, this, &ClientConnection::onBodyTimeout);
     connect(&m_idleTimer, &QTimer::timeout, this, [this] {
-        if (m_socket) {
+        if (m_socket)
             m_socket->disconnectFromHost();
-        }
     });
     connect(&m_responses, &ResponseQueue::drained, this, &ClientConnection::armIdleTimer);
     // Connected before QtHttpServer's own handler (the listener attaches this first), so every
@@ -40,18 +39,16 @@ ClientConnection *ClientConnection::of(QTcpSocket *socket)
 
 void ClientConnection::onReadyRead()
 {
-    if (!m_socket) {
+    if (!m_socket)
         return;
-    }
     m_idleTimer.stop();
     if (m_rejected || m_responses.isClosing()) {
         m_socket->readAll(); // nothing more is read from a connection being closed
         return;
     }
     const qint64 available = m_socket->bytesAvailable();
-    if (available <= 0) {
+    if (available <= 0)
         return;
-    }
     // QtHttpServer 6.4 reads inside a QIODevice transaction that stays open until a request is
     // complete: with no transaction open, the unread bytes start a new request; with one open,
     // they are new bytes of the request under way.
@@ -62,15 +59,13 @@ void ClientConnection::onReadyRead()
     }
     QByteArray body; // the bytes of this read that belong to the current request's body
     if (m_framer.inHead()) {
-        if (!readHead(available, &body)) {
+        if (!readHead(available, &body))
             return;
-        }
     } else if (continuing && m_framer.wantsBodyBytes()) {
         body = m_socket->peek(available);
     }
-    if (!body.isEmpty() && m_framer.feedBody(body) == RequestFramer::Verdict::Rejected) {
+    if (!body.isEmpty() && m_framer.feedBody(body) == RequestFramer::Verdict::Rejected)
         rejectWith(m_framer.errorStatus(), m_framer.errorMessage());
-    }
 }
 
 bool ClientConnection::readHead(qint64 available, QByteArray *body)
@@ -85,9 +80,8 @@ bool ClientConnection::readHead(qint64 available, QByteArray *body)
         return false;
     }
     if (verdict == RequestFramer::Verdict::NeedMore) {
-        if (!m_headerTimer.isActive()) {
+        if (!m_headerTimer.isActive())
             m_headerTimer.start(m_limits.headerTimeout); // from the head's first byte
-        }
         return false;
     }
     m_headerTimer.stop();
@@ -116,9 +110,8 @@ void ClientConnection::answerExpect(qint64 available, qsizetype headBytes)
 
 void ClientConnection::receive(const QByteArray &dispatchedBody, RequestHandler &handler)
 {
-    if (m_rejected || m_responses.isClosingAfterResponse()) {
+    if (m_rejected || m_responses.isClosingAfterResponse())
         return; // answered with an error, or after a request that closes: never handled
-    }
     InboundHandoff handoff(takeHead(), dispatchedBody,
                            m_socket ? m_socket->peerAddress() : QHostAddress());
     if (handoff.isRefused()) {
@@ -131,9 +124,8 @@ void ClientConnection::receive(const QByteArray &dispatchedBody, RequestHandler 
 
 RequestHead ClientConnection::takeHead()
 {
-    if (m_framer.inHead()) {
+    if (m_framer.inHead())
         return {};
-    }
     m_bodyTimer.stop();
     RequestHead head = m_framer.takeHead();
     m_framer.reset();
@@ -149,9 +141,8 @@ ResponseWriter *ClientConnection::openWriter(const ResponseContext &context)
 void ClientConnection::beginShutdown()
 {
     m_responses.closeAfterOwed();
-    if (!m_socket || m_responses.isClosing()) {
+    if (!m_socket || m_responses.isClosing())
         return;
-    }
     if (m_responses.isEmpty() && m_framer.inHead()) {
         // Idle (between requests, or in a head that has not completed): nothing is owed.
         m_responses.close();
@@ -164,9 +155,8 @@ void ClientConnection::rejectWith(int status, const QByteArray &message)
     m_rejected = true;
     m_headerTimer.stop();
     m_bodyTimer.stop();
-    if (m_socket) {
+    if (m_socket)
         m_socket->readAll();
-    }
     ResponseContext context;
     context.keepAlive = false;
     openWriter(context)->respondError(status, QString::fromLatin1(message));
@@ -174,17 +164,15 @@ void ClientConnection::rejectWith(int status, const QByteArray &message)
 
 void ClientConnection::onHeaderTimeout()
 {
-    if (!m_framer.inHead() || m_rejected) {
+    if (!m_framer.inHead() || m_rejected)
         return;
-    }
     rejectWith(408, "request head not received in time");
 }
 
 void ClientConnection::onBodyTimeout()
 {
-    if (m_framer.inHead() || m_rejected || m_responses.isClosing()) {
+    if (m_framer.inHead() || m_rejected || m_responses.isClosing())
         return;
-    }
     rejectWith(408, "request body not received in time");
 }
 
@@ -192,9 +180,8 @@ void ClientConnection::armIdleTimer()
 {
     // Not while a request is still arriving: its body has its own timer.
     if (m_responses.isEmpty() && !m_responses.isClosing() && !m_headerTimer.isActive() &&
-        m_framer.inHead()) {
+        m_framer.inHead())
         m_idleTimer.start(m_limits.idleTimeout);
-    }
 }
 
 void ClientConnection::onDisconnected()

@@ -40,9 +40,8 @@ ClientListener::ClientListener(const ConnectionLimits &limits, ConnectionBudget 
 
 ClientListener::~ClientListener()
 {
-    for (const qintptr handle : std::as_const(m_parked)) {
+    for (const qintptr handle : std::as_const(m_parked))
         ::close(int(handle));
-    }
 }
 
 void ClientListener::incomingConnection(qintptr handle)
@@ -50,11 +49,10 @@ void ClientListener::incomingConnection(qintptr handle)
     if (!m_budget->tryAcquire()) {
         // Past the cap (a burst accepted in one go by QTcpServer's accept loop): held unread,
         // as in the kernel's accept queue. Bounded like that queue; beyond it, refused.
-        if (m_parked.size() >= kMaxParked) {
+        if (m_parked.size() >= kMaxParked)
             ::close(int(handle));
-        } else {
+        else
             m_parked.append(handle);
-        }
         pauseAccepting();
         return;
     }
@@ -72,11 +70,10 @@ void ClientListener::adopt(qintptr handle)
         m_budget->release();
         return;
     }
-    if (unixPeer) {
+    if (unixPeer)
         unixPeer->forgetAddresses();
-    } else {
+    else
         socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
-    }
     auto *connection = new ClientConnection(socket, m_limits); // owned: Qt child of the socket
     connect(connection, &ClientConnection::requestRejected, this, &ClientListener::requestRejected);
     ++m_open;
@@ -85,15 +82,13 @@ void ClientListener::adopt(qintptr handle)
         --m_open;
         Q_EMIT connectionCountChanged(m_open);
         m_budget->release();
-        if (!isListening()) {
+        if (!isListening())
             return; // shutting down: nothing more is admitted
-        }
         // Queued: not from inside the socket's destruction.
         QMetaObject::invokeMethod(this, &ClientListener::admitParked, Qt::QueuedConnection);
     });
-    if (!m_budget->hasRoom()) {
-        pauseAccepting(); // the rest wait in the kernel's accept queue
-    }
+    if (!m_budget->hasRoom())
+        pauseAccepting();         // the rest wait in the kernel's accept queue
     addPendingConnection(socket); // QtHttpServer picks it up (pendingConnectionAvailable)
 }
 
@@ -112,9 +107,8 @@ bool ClientListener::isUnixDomain()
 void ClientListener::stopAccepting()
 {
     close();
-    for (const qintptr handle : std::exchange(m_parked, {})) {
+    for (const qintptr handle : std::exchange(m_parked, {}))
         ::close(int(handle));
-    }
 }
 
 int ClientListener::closeConnections()
@@ -137,15 +131,12 @@ int ClientListener::closeConnections()
 
 void ClientListener::admitParked()
 {
-    if (!isListening()) {
+    if (!isListening())
         return; // shut down: the parked connections are closed already
-    }
-    while (!m_parked.isEmpty() && m_budget->tryAcquire()) {
+    while (!m_parked.isEmpty() && m_budget->tryAcquire())
         adopt(m_parked.takeFirst());
-    }
-    if (m_parked.isEmpty() && m_budget->hasRoom()) {
+    if (m_parked.isEmpty() && m_budget->hasRoom())
         resumeAccepting();
-    }
 }
 
 } // namespace slp

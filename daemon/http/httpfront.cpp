@@ -17,9 +17,8 @@ bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
     // The connection SLP attached to this socket meets Qt's dispatch with its own parse of the
     // head (ClientConnection::receive). The body is copied now: QtHttpServer reuses this
     // request object for the next one.
-    if (ClientConnection *connection = ClientConnection::of(socket)) {
+    if (ClientConnection *connection = ClientConnection::of(socket))
         connection->receive(request.body(), m_handler);
-    }
     return true; // every request is answered by SLP, never by Qt
 }
 

@@ -21,12 +21,10 @@ bool equalsNoCase(QByteArrayView a, QByteArrayView b)
 
 QByteArrayView trimmed(QByteArrayView v)
 {
-    while (!v.isEmpty() && (v.front() == ' ' || v.front() == '\t')) {
+    while (!v.isEmpty() && (v.front() == ' ' || v.front() == '\t'))
         v = v.sliced(1);
-    }
-    while (!v.isEmpty() && (v.back() == ' ' || v.back() == '\t')) {
+    while (!v.isEmpty() && (v.back() == ' ' || v.back() == '\t'))
         v.chop(1);
-    }
     return v;
 }
 
@@ -36,39 +34,29 @@ bool isValidHost(QByteArrayView value)
     qsizetype i = 0;
     if (value.startsWith('[')) {
         const qsizetype close = value.indexOf(']');
-        if (close < 2) {
+        if (close < 2)
             return false;
-        }
-        for (const char c : value.sliced(1, close - 1)) {
-            if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') {
+        for (const char c : value.sliced(1, close - 1))
+            if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.')
                 return false;
-            }
-        }
         i = close + 1;
     } else {
         while (i < value.size() && value[i] != ':') {
             const char c = value[i];
-            if (!std::isalnum(static_cast<unsigned char>(c)) &&
-                !std::strchr("-._~%!$&'()*+,;=", c)) {
+            if (!std::isalnum(static_cast<unsigned char>(c)) && !std::strchr("-._~%!$&'()*+,;=", c))
                 return false;
-            }
             ++i;
         }
-        if (i == 0) {
+        if (i == 0)
             return false;
-        }
     }
-    if (i == value.size()) {
+    if (i == value.size())
         return true;
-    }
-    if (value[i] != ':' || value.size() - i - 1 > 5) {
+    if (value[i] != ':' || value.size() - i - 1 > 5)
         return false;
-    }
-    for (const char c : value.sliced(i + 1)) {
-        if (c < '0' || c > '9') {
+    for (const char c : value.sliced(i + 1))
+        if (c < '0' || c > '9')
             return false;
-        }
-    }
     return true;
 }
 
@@ -78,44 +66,37 @@ bool hasDotSegment(QByteArrayView target)
 {
     const qsizetype query = target.indexOf('?');
     const QByteArrayView path = query < 0 ? target : target.first(query);
-    if (!path.contains('.') && !path.contains('%')) {
+    if (!path.contains('.') && !path.contains('%'))
         return false; // the common case, without a copy
-    }
     for (const QByteArray &segment : path.toByteArray().split('/')) {
         const QByteArray plain = segment.toLower().replace("%2e", ".");
-        if (plain == "." || plain == "..") {
+        if (plain == "." || plain == "..")
             return true;
-        }
     }
     return false;
 }
 
 bool containsToken(QByteArrayView list, QByteArrayView token)
 {
-    for (const QByteArray &part : QByteArray(list.data(), list.size()).split(',')) {
-        if (equalsNoCase(trimmed(part), token)) {
+    for (const QByteArray &part : QByteArray(list.data(), list.size()).split(','))
+        if (equalsNoCase(trimmed(part), token))
             return true;
-        }
-    }
     return false;
 }
 } // namespace
 
 bool isTokenChar(char c)
 {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
         return true;
-    }
     return c != 0 && std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
 }
 
 QByteArray RequestHead::header(QByteArrayView name) const
 {
-    for (const auto &[n, v] : headers) {
-        if (equalsNoCase(n, name)) {
+    for (const auto &[n, v] : headers)
+        if (equalsNoCase(n, name))
             return v;
-        }
-    }
     return {};
 }
 
@@ -144,9 +125,8 @@ public:
 
     RequestHead run()
     {
-        if (skipBlankLines() && readRequestLine() && readFields()) {
+        if (skipBlankLines() && readRequestLine() && readFields())
             decideFraming();
-        }
         return std::move(m_head);
     }
 
@@ -156,15 +136,12 @@ private:
     {
         for (;;) {
             QByteArrayView field;
-            if (!readFieldLine(&field)) {
+            if (!readFieldLine(&field))
                 return false;
-            }
-            if (field.isEmpty()) {
+            if (field.isEmpty())
                 return true;
-            }
-            if (!takeField(field)) {
+            if (!takeField(field))
                 return false;
-            }
         }
     }
 
@@ -181,12 +158,10 @@ private:
     bool skipBlankLines()
     {
         while (m_start + 1 < m_data.size() && m_data[m_start] == '\r' &&
-               m_data[m_start + 1] == '\n') {
+               m_data[m_start + 1] == '\n')
             m_start += 2;
-        }
-        if (m_start > m_limits.maxHeaderBytes) {
+        if (m_start > m_limits.maxHeaderBytes)
             return reject(431, "request header fields too large");
-        }
         return true;
     }
 
@@ -200,20 +175,17 @@ private:
         const qsizetype tooLongAt =
             seenEnd > m_limits.maxHeaderBytes ? m_limits.maxHeaderBytes - m_start : -1;
         if (const qsizetype nul = seen.indexOf('\0');
-            nul >= 0 && (tooLongAt < 0 || nul < tooLongAt)) {
+            nul >= 0 && (tooLongAt < 0 || nul < tooLongAt))
             return reject(400, "NUL byte in request line");
-        }
         if (tooLongAt >= 0) {
             // Still inside the blank lines before a request: they are head bytes too.
             return seen.isEmpty() || seen == "\r" ? reject(431, "request header fields too large")
                                                   : reject(414, "request line too long");
         }
-        if (lineEnd < 0) {
+        if (lineEnd < 0)
             return false; // Incomplete
-        }
-        if (lineEnd == m_start || m_data[lineEnd - 1] != '\r') {
+        if (lineEnd == m_start || m_data[lineEnd - 1] != '\r')
             return reject(400, "request line must end with CRLF");
-        }
         m_pos = lineEnd + 1;
         return takeRequestLine(m_data.sliced(m_start, lineEnd - 1 - m_start));
     }
@@ -227,13 +199,11 @@ private:
         }
         const qsizetype sp1 = line.indexOf(' ');
         const qsizetype sp2 = sp1 < 0 ? -1 : line.indexOf(' ', sp1 + 1);
-        if (sp1 <= 0 || sp2 < 0 || line.indexOf(' ', sp2 + 1) >= 0) {
+        if (sp1 <= 0 || sp2 < 0 || line.indexOf(' ', sp2 + 1) >= 0)
             return reject(400, "malformed request line");
-        }
         m_head.method = line.first(sp1).toByteArray();
-        if (!std::all_of(m_head.method.cbegin(), m_head.method.cend(), isTokenChar)) {
+        if (!std::all_of(m_head.method.cbegin(), m_head.method.cend(), isTokenChar))
             return reject(400, "malformed method");
-        }
         m_head.target = line.sliced(sp1 + 1, sp2 - sp1 - 1).toByteArray();
         return checkTarget() && takeVersion(line.sliced(sp2 + 1));
     }
@@ -241,23 +211,18 @@ private:
     bool checkTarget()
     {
         const QByteArray &target = m_head.target;
-        if (target.isEmpty()) {
+        if (target.isEmpty())
             return reject(400, "empty request target");
-        }
-        if (target.size() > m_limits.maxHeaderBytes) {
+        if (target.size() > m_limits.maxHeaderBytes)
             return reject(414, "request URL too long");
-        }
-        if (!target.startsWith('/')) {
+        if (!target.startsWith('/'))
             return reject(400, "request target must be a path (origin form, starting with /)");
-        }
-        if (hasDotSegment(target)) {
+        if (hasDotSegment(target))
             return reject(400, "request target has a dot segment (. or ..)");
-        }
         for (const char c : target) {
             const auto u = static_cast<unsigned char>(c);
-            if (u <= 0x20 || u == 0x7f) {
+            if (u <= 0x20 || u == 0x7f)
                 return reject(400, "control character in request target");
-            }
         }
         return true;
     }
@@ -280,19 +245,15 @@ private:
     // The next field line without its CRLF into `field`; empty: the blank line ending the head.
     bool readFieldLine(QByteArrayView *field)
     {
-        if (m_pos > m_limits.maxHeaderBytes) {
+        if (m_pos > m_limits.maxHeaderBytes)
             return reject(431, "request header fields too large");
-        }
         const qsizetype end = m_data.indexOf('\n', m_pos);
-        if (!checkLineLimits(m_data.sliced(m_pos, (end < 0 ? m_data.size() : end) - m_pos))) {
+        if (!checkLineLimits(m_data.sliced(m_pos, (end < 0 ? m_data.size() : end) - m_pos)))
             return false;
-        }
-        if (end < 0) {
+        if (end < 0)
             return false; // Incomplete
-        }
-        if (end == m_pos || m_data[end - 1] != '\r') {
+        if (end == m_pos || m_data[end - 1] != '\r')
             return reject(400, "header line must end with CRLF");
-        }
         *field = m_data.sliced(m_pos, end - 1 - m_pos);
         m_pos = end + 1;
         return true;
@@ -313,18 +274,14 @@ private:
                                                      : -1; // "\r": maybe the blank line
         const qsizetype fieldAt = part.size() + 1 > kMaxFieldBytes ? kMaxFieldBytes - 1 : -1;
         qsizetype limitAt = -1;
-        for (const qsizetype at : {headAt, fieldsAt, fieldAt}) {
-            if (at >= 0 && (limitAt < 0 || at < limitAt)) {
+        for (const qsizetype at : {headAt, fieldsAt, fieldAt})
+            if (at >= 0 && (limitAt < 0 || at < limitAt))
                 limitAt = at;
-            }
-        }
         // Of a NUL and the byte past a limit, the one that came first decides.
-        if (const qsizetype nul = part.indexOf('\0'); nul >= 0 && (limitAt < 0 || nul < limitAt)) {
+        if (const qsizetype nul = part.indexOf('\0'); nul >= 0 && (limitAt < 0 || nul < limitAt))
             return reject(400, "NUL byte in header");
-        }
-        if (limitAt < 0) {
+        if (limitAt < 0)
             return true;
-        }
         return limitAt == headAt     ? reject(431, "request header fields too large")
                : limitAt == fieldsAt ? reject(431, "more than 100 header fields")
                                      : reject(431, "a header field larger than 100 KiB");
@@ -333,26 +290,20 @@ private:
     // One field line: its syntax, then what it means for the request.
     bool takeField(QByteArrayView field)
     {
-        if (field.front() == ' ' || field.front() == '\t') {
+        if (field.front() == ' ' || field.front() == '\t')
             return reject(400, "obsolete line folding in header");
-        }
         const qsizetype colon = field.indexOf(':');
-        if (colon <= 0) {
+        if (colon <= 0)
             return reject(400, "malformed header line");
-        }
         const QByteArrayView name = field.first(colon);
-        if (!std::all_of(name.begin(), name.end(), isTokenChar)) {
+        if (!std::all_of(name.begin(), name.end(), isTokenChar))
             return reject(400, "invalid character in header name");
-        }
         const QByteArrayView value = trimmed(field.sliced(colon + 1));
-        for (const char c : value) {
-            if (c == '\r' || c == '\n' || c == '\0') {
+        for (const char c : value)
+            if (c == '\r' || c == '\n' || c == '\0')
                 return reject(400, "CR, LF or NUL in a header value");
-            }
-        }
-        if (!takeFieldMeaning(name, value)) {
+        if (!takeFieldMeaning(name, value))
             return false;
-        }
         m_head.headers.append({name.toByteArray(), value.toByteArray()});
         return true;
     }
@@ -360,28 +311,24 @@ private:
     // The fields SLP itself acts on: framing, Connection, Host, Expect.
     bool takeFieldMeaning(QByteArrayView name, QByteArrayView value)
     {
-        if (equalsNoCase(name, "content-length")) {
+        if (equalsNoCase(name, "content-length"))
             return takeContentLength(value);
-        }
         if (equalsNoCase(name, "transfer-encoding")) {
-            if (m_facts.sawTransferEncoding || !equalsNoCase(value, "chunked")) {
+            if (m_facts.sawTransferEncoding || !equalsNoCase(value, "chunked"))
                 return reject(501, "unsupported Transfer-Encoding: only chunked is accepted");
-            }
             m_facts.sawTransferEncoding = true;
             m_head.chunked = true;
         } else if (equalsNoCase(name, "connection")) {
-            if (containsToken(value, "close")) {
+            if (containsToken(value, "close"))
                 m_head.keepAlive = false;
-            } else if (containsToken(value, "keep-alive") && m_head.versionMinor == 0) {
+            else if (containsToken(value, "keep-alive") && m_head.versionMinor == 0)
                 m_head.keepAlive = true;
-            }
         } else if (equalsNoCase(name, "host")) {
             ++m_facts.hosts;
             m_facts.hostValid = m_facts.hostValid && isValidHost(value);
         } else if (equalsNoCase(name, "expect")) {
-            if (!equalsNoCase(value, "100-continue")) {
+            if (!equalsNoCase(value, "100-continue"))
                 return reject(417, "unsupported Expect");
-            }
             m_head.expectContinue = m_head.versionMinor == 1;
         }
         return true;
@@ -392,12 +339,10 @@ private:
         bool ok = !value.isEmpty() && std::all_of(value.begin(), value.end(),
                                                   [](char c) { return c >= '0' && c <= '9'; });
         const qint64 length = ok && value.size() <= 18 ? value.toLongLong(&ok) : -1;
-        if (!ok || length < 0) {
+        if (!ok || length < 0)
             return reject(400, "invalid Content-Length");
-        }
-        if (m_facts.sawContentLength && length != m_head.contentLength) {
+        if (m_facts.sawContentLength && length != m_head.contentLength)
             return reject(400, "two different Content-Length headers");
-        }
         m_facts.sawContentLength = true;
         m_head.contentLength = length;
         return true;
@@ -406,21 +351,18 @@ private:
     // After the blank line: how the body is framed, whether the connection stays, the Host rule.
     bool decideFraming()
     {
-        if (m_facts.sawContentLength && m_facts.sawTransferEncoding) {
+        if (m_facts.sawContentLength && m_facts.sawTransferEncoding)
             return reject(400, "Content-Length together with Transfer-Encoding");
-        }
         const int hosts = m_facts.hosts;
         if (hosts > 1 || !m_facts.hostValid || (hosts == 0 && m_head.versionMinor == 1)) {
             return reject(400, hosts > 1    ? "more than one Host header"
                                : hosts == 0 ? "HTTP/1.1 request without a Host header"
                                             : "invalid Host header");
         }
-        if (m_head.chunked && m_head.versionMinor == 0) {
+        if (m_head.chunked && m_head.versionMinor == 0)
             m_head.keepAlive = false; // RFC 9112 6.1: a 1.0 message with Transfer-Encoding closes
-        }
-        if (m_head.contentLength > m_limits.maxBodyBytes) {
+        if (m_head.contentLength > m_limits.maxBodyBytes)
             return reject(413, "request body too large");
-        }
         m_head.headLength = m_pos;
         m_head.state = RequestHead::State::Complete;
         return true;

@@ -23,9 +23,8 @@ ResponseWriter *ResponseQueue::open(const ResponseContext &context)
 void ResponseQueue::dispatch(InboundRequest request, ResponseWriter *writer,
                              RequestHandler &handler)
 {
-    if (writer->closesConnection()) {
+    if (writer->closesConnection())
         m_closeQueued = true;
-    }
     if (m_waiting.isEmpty() && isTurnOf(writer)) {
         handler.handle(std::move(request), writer);
         return;
@@ -48,9 +47,8 @@ void ResponseQueue::dispatchWaiting()
             m_waiting.removeFirst(); // its client left
             continue;
         }
-        if (!isTurnOf(next.writer)) {
+        if (!isTurnOf(next.writer))
             return;
-        }
         Waiting turn = m_waiting.takeFirst();
         turn.handler->handle(std::move(turn.request), turn.writer);
         return; // the handler may have finished it: advance() comes back here
@@ -70,19 +68,16 @@ bool ResponseQueue::isBackedUp() const
 void ResponseQueue::closeAfterOwed()
 {
     m_draining = true;
-    for (const auto &writer : std::as_const(m_writers)) {
-        if (writer) {
+    for (const auto &writer : std::as_const(m_writers))
+        if (writer)
             writer->setKeepAlive(false);
-        }
-    }
 }
 
 void ResponseQueue::close()
 {
     m_closing = true;
-    if (m_socket) {
+    if (m_socket)
         m_socket->disconnectFromHost();
-    }
 }
 
 void ResponseQueue::abandon()
@@ -105,9 +100,8 @@ void ResponseQueue::advance()
             m_writers.removeFirst();
             continue;
         }
-        if (const QByteArray held = head->takeHeld(); !held.isEmpty()) {
+        if (const QByteArray held = head->takeHeld(); !held.isEmpty())
             send(held);
-        }
         if (!head->isFinished()) {
             if (!m_waiting.isEmpty() && m_waiting.first().writer == head) {
                 dispatchWaiting(); // its turn: the one before it is done
@@ -137,9 +131,8 @@ void ResponseQueue::closeBehind()
 
 void ResponseQueue::onBytesWritten()
 {
-    if (m_flushing) {
+    if (m_flushing)
         return; // our own flushNow(): the writer checks isWritable() itself
-    }
     if (!m_socket || m_writers.isEmpty()) {
         Q_EMIT drained();
         return;
@@ -149,18 +142,16 @@ void ResponseQueue::onBytesWritten()
             const QPointer<ResponseQueue> guard(this);
             m_inBytesWritten = true;
             Q_EMIT head->writable();
-            if (guard) {
+            if (guard)
                 m_inBytesWritten = false;
-            }
         }
     }
 }
 
 void ResponseQueue::send(const QByteArray &bytes)
 {
-    if (writeDirect(m_socket, bytes) < bytes.size()) {
+    if (writeDirect(m_socket, bytes) < bytes.size())
         flushNow(); // Qt holds the rest
-    }
 }
 
 void ResponseQueue::flushNow()
@@ -170,15 +161,13 @@ void ResponseQueue::flushNow()
     // now saves them. Never inside bytesWritten: flushing there drains the socket without a
     // further bytesWritten, and a backpressured relay would never wake up (docs/QT64.md, "flush
     // in bytesWritten").
-    if (m_inBytesWritten || m_flushing || !m_socket) {
+    if (m_inBytesWritten || m_flushing || !m_socket)
         return;
-    }
     m_flushing = true;
     const QPointer<ResponseQueue> guard(this);
     m_socket->flush();
-    if (guard) {
+    if (guard)
         m_flushing = false;
-    }
 }
 
 } // namespace slp

@@ -13,9 +13,8 @@ namespace {
 // client keeps a connection only when the answer says so).
 QByteArray connectionLine(bool keepAlive, int versionMinor)
 {
-    if (!keepAlive) {
+    if (!keepAlive)
         return QByteArrayLiteral("Connection: close\r\n");
-    }
     return versionMinor == 0 ? QByteArrayLiteral("Connection: keep-alive\r\n") : QByteArray();
 }
 
@@ -28,9 +27,8 @@ QByteArray serializeHead(int status, const QByteArray &reason, const HeaderList 
     out.reserve(256 + headers.size() * 48);
     out += "HTTP/1.1 " + QByteArray::number(status) + ' ' +
            (reason.isEmpty() ? reasonPhrase(status) : reason) + "\r\n";
-    for (const auto &[name, value] : headers) {
+    for (const auto &[name, value] : headers)
         out += name + ": " + value + "\r\n";
-    }
     out += framing;
     out += connection;
     out += "\r\n";
@@ -65,9 +63,8 @@ void ResponseWriter::respondError(int status, const QString &message, const QByt
 
 void ResponseWriter::writeHead(const ResponseHead &head)
 {
-    if (isFinished() || isHeadWritten()) {
+    if (isFinished() || isHeadWritten())
         return;
-    }
     QByteArray framing;
     if (statusHasNoBody(head.status)) {
         m_framing = Framing::None;
@@ -92,9 +89,8 @@ void ResponseWriter::writeHead(const ResponseHead &head)
 
 bool ResponseWriter::writeBody(const QByteArray &piece)
 {
-    if (isFinished() || piece.isEmpty()) {
+    if (isFinished() || piece.isEmpty())
         return true;
-    }
     switch (m_framing) {
     case Framing::NotYet:
         return false; // a body before its head is a producer bug: nothing is written
@@ -123,25 +119,22 @@ bool ResponseWriter::writeBody(const QByteArray &piece)
 
 void ResponseWriter::finish()
 {
-    if (isFinished()) {
+    if (isFinished())
         return;
-    }
     if (m_framing == Framing::NotYet || (m_framing == Framing::Length && m_remaining > 0)) {
         breakConnection(); // no head, or a body shorter than announced: never a clean end
         return;
     }
-    if (m_framing == Framing::Chunked) {
+    if (m_framing == Framing::Chunked)
         put(QByteArrayLiteral("0\r\n\r\n"));
-    }
     m_finished = true;
     advanceQueue();
 }
 
 void ResponseWriter::breakConnection()
 {
-    if (isFinished()) {
+    if (isFinished())
         return;
-    }
     m_broken = true;
     m_context.keepAlive = false;
     advanceQueue();
@@ -158,21 +151,18 @@ void ResponseWriter::writeContinue()
 
 void ResponseWriter::put(const QByteArray &bytes)
 {
-    if (!m_queue) {
+    if (!m_queue)
         return;
-    }
-    if (m_queue->isTurnOf(this)) {
+    if (m_queue->isTurnOf(this))
         m_queue->send(bytes);
-    } else {
+    else
         m_held += bytes;
-    }
 }
 
 void ResponseWriter::advanceQueue()
 {
-    if (m_queue) {
+    if (m_queue)
         m_queue->advance();
-    }
 }
 
 bool ResponseWriter::isWritable() const

@@ -17,9 +17,8 @@ QByteArray tailOf(const QByteArray &bytes, qsizetype from)
 {
     QByteArray tail = bytes; // one more reference, no copy
     QByteArray::DataPointer &d = tail.data_ptr();
-    if (from <= 0 || d.d_ptr() == nullptr) {
+    if (from <= 0 || d.d_ptr() == nullptr)
         return from <= 0 ? tail : bytes.mid(from);
-    }
     d.ptr += from; // the same block, seen from `from`: still NUL-terminated at its end
     d.size -= from;
     return tail;
@@ -36,18 +35,16 @@ qint64 writeDirect(QTcpSocket *socket, const QByteArray &bytes)
         while (fd >= 0 && sent < bytes.size()) {
             const ssize_t n = ::send(fd, bytes.constData() + sent, size_t(bytes.size() - sent),
                                      MSG_NOSIGNAL | MSG_DONTWAIT);
-            if (n > 0) {
+            if (n > 0)
                 sent += n;
-            } else if (n < 0 && errno == EINTR) {
+            else if (n < 0 && errno == EINTR)
                 continue;
-            } else {
+            else
                 break; // full (EAGAIN) or an error: Qt's path takes the rest and reports errors
-            }
         }
     }
-    if (sent < bytes.size()) {
+    if (sent < bytes.size())
         socket->write(tailOf(bytes, sent));
-    }
     return sent;
 }
 

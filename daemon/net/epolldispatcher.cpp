@@ -36,9 +36,8 @@ timespec toTimespec(std::chrono::nanoseconds d)
 
 QAbstractEventDispatcher *createEventDispatcher()
 {
-    if (qEnvironmentVariable("SLP_EVENT_LOOP") == QLatin1String("qt")) {
+    if (qEnvironmentVariable("SLP_EVENT_LOOP") == QLatin1String("qt"))
         return nullptr;
-    }
     return new EpollEventDispatcher; // the caller hands it to Qt, which owns it
 }
 
@@ -46,9 +45,8 @@ EpollEventDispatcher::EpollEventDispatcher(QObject *parent) : QAbstractEventDisp
 {
     m_epoll = ::epoll_create1(EPOLL_CLOEXEC);
     m_wakeFd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (m_epoll < 0 || m_wakeFd < 0) {
+    if (m_epoll < 0 || m_wakeFd < 0)
         qFatal("slp: cannot create the event loop's epoll instance: %s", strerror(errno));
-    }
     epoll_event event = {};
     event.events = EPOLLIN;
     event.data.fd = m_wakeFd;
@@ -81,9 +79,8 @@ void EpollEventDispatcher::unregisterSocketNotifier(QSocketNotifier *notifier)
     m_pending.removeOne(notifier); // a notifier disabled mid-pass is not activated
     const int fd = int(notifier->socket());
     const auto it = m_watches.find(fd);
-    if (it == m_watches.end()) {
+    if (it == m_watches.end())
         return;
-    }
     const int type = int(notifier->type());
     if (it->second.notifiers[type] == notifier) {
         it->second.notifiers[type] = nullptr;
@@ -96,9 +93,8 @@ void EpollEventDispatcher::updateWatch(int fd)
     const auto it = m_watches.find(fd);
     Watch &watch = it->second;
     quint32 events = 0;
-    for (int type = 0; type < 3; ++type) {
+    for (int type = 0; type < 3; ++type)
         events |= watch.notifiers[type] ? kRequested[type] : 0;
-    }
     if (events == 0) {
         if (watch.alwaysReady) {
             --m_alwaysReady;
@@ -136,9 +132,8 @@ void EpollEventDispatcher::markPending(const Watch &watch, quint32 events)
 {
     for (int type = 0; type < 3; ++type) {
         QSocketNotifier *notifier = watch.notifiers[type];
-        if (notifier && (events & kActivating[type]) && !m_pending.contains(notifier)) {
+        if (notifier && (events & kActivating[type]) && !m_pending.contains(notifier))
             m_pending.append(notifier);
-        }
     }
 }
 
@@ -187,9 +182,8 @@ void EpollEventDispatcher::dropTimer(std::unordered_map<int, Timer>::iterator it
 bool EpollEventDispatcher::unregisterTimer(int timerId)
 {
     const auto it = m_timers.find(timerId);
-    if (it == m_timers.end()) {
+    if (it == m_timers.end())
         return false;
-    }
     dropTimer(it);
     return true;
 }
@@ -220,43 +214,37 @@ EpollEventDispatcher::registeredTimers(QObject *object) const
 int EpollEventDispatcher::remainingTime(int timerId)
 {
     const auto it = m_timers.find(timerId);
-    if (it == m_timers.end()) {
+    if (it == m_timers.end())
         return -1;
-    }
     const auto left = it->second.due - Clock::now();
-    if (left <= Clock::duration::zero()) {
+    if (left <= Clock::duration::zero())
         return 0;
-    }
     // Rounded up, as Qt does: a timer with time left never reports 0.
     return int(std::chrono::ceil<std::chrono::milliseconds>(left).count());
 }
 
 int EpollEventDispatcher::activateTimers()
 {
-    if (m_queue.empty()) {
+    if (m_queue.empty())
         return 0;
-    }
     const Clock::time_point now = Clock::now();
     // The due timers as the pass starts: one started or restarted by a handler waits for the
     // next pass (a 0 ms timer fires once per pass, never in a loop).
     QVarLengthArray<std::pair<int, quint64>, 64> due;
-    for (auto it = m_queue.begin(); it != m_queue.end() && it->first <= now; ++it) {
+    for (auto it = m_queue.begin(); it != m_queue.end() && it->first <= now; ++it)
         due.append({it->second, m_timers.at(it->second).serial});
-    }
     int activated = 0;
     for (const auto &[id, serial] : due) {
         const auto it = m_timers.find(id);
-        if (it == m_timers.end() || it->second.serial != serial) {
+        if (it == m_timers.end() || it->second.serial != serial)
             continue; // killed by an earlier handler (its id maybe taken again)
-        }
         Timer &timer = it->second;
         // As QTimerInfoList: the next one is an interval after this one was due, unless that
         // is already past (a late or blocked loop does not fire a burst to catch up).
         m_queue.erase({timer.due, id});
         timer.due += std::chrono::milliseconds(timer.interval);
-        if (timer.due < now) {
+        if (timer.due < now)
             timer.due = now + std::chrono::milliseconds(timer.interval);
-        }
         m_queue.insert({timer.due, id});
         QObject *object = timer.object; // `timer` may be gone once the handler ran
         QTimerEvent event(id);
@@ -301,18 +289,16 @@ bool EpollEventDispatcher::wait(const timespec *timeout, bool includeNotifiers)
         // level-triggered readiness would return at once forever.
         pollfd wake = {m_wakeFd, POLLIN, 0};
         const int n = ::ppoll(&wake, 1, timeout, nullptr);
-        if (n > 0) {
+        if (n > 0)
             drainWakeUps();
-        }
         return n >= 0 || errno == EINTR;
     }
     epoll_event events[kMaxEvents];
     int n = -1;
     if (m_pwait2) {
         n = ::epoll_pwait2(m_epoll, events, kMaxEvents, timeout, nullptr);
-        if (n < 0 && errno == ENOSYS) {
+        if (n < 0 && errno == ENOSYS)
             m_pwait2 = false; // kernels before 5.11
-        }
     }
     if (!m_pwait2) {
         int ms = -1;
@@ -322,9 +308,8 @@ bool EpollEventDispatcher::wait(const timespec *timeout, bool includeNotifiers)
         }
         n = ::epoll_wait(m_epoll, events, kMaxEvents, ms);
     }
-    if (n < 0) {
+    if (n < 0)
         return errno == EINTR;
-    }
     for (int i = 0; i < n; ++i) {
         const int fd = events[i].data.fd;
         if (fd == m_wakeFd) {
@@ -332,16 +317,13 @@ bool EpollEventDispatcher::wait(const timespec *timeout, bool includeNotifiers)
             continue;
         }
         const auto it = m_watches.find(fd);
-        if (it != m_watches.end()) {
+        if (it != m_watches.end())
             markPending(it->second, events[i].events);
-        }
     }
     if (m_alwaysReady > 0) {
-        for (const auto &[fd, watch] : m_watches) {
-            if (watch.alwaysReady) {
+        for (const auto &[fd, watch] : m_watches)
+            if (watch.alwaysReady)
                 markPending(watch, EPOLLIN | EPOLLOUT);
-            }
-        }
     }
     return true;
 }
@@ -358,12 +340,10 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
     // waiting here cannot sleep on it.
     const bool canWait =
         (flags & QEventLoop::WaitForMoreEvents) && !m_interrupted.load(std::memory_order_acquire);
-    if (canWait) {
+    if (canWait)
         Q_EMIT aboutToBlock();
-    }
-    if (m_interrupted.load(std::memory_order_acquire)) {
+    if (m_interrupted.load(std::memory_order_acquire))
         return false;
-    }
 
     timespec zero = {0, 0};
     timespec untilTimer = {0, 0};
@@ -376,14 +356,12 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
             timeout = &untilTimer;
         }
     }
-    if (!wait(timeout, includeNotifiers)) {
+    if (!wait(timeout, includeNotifiers))
         qErrnoWarning("slp: epoll_wait");
-    }
 
     int activated = includeNotifiers ? activateSocketNotifiers() : 0;
-    if (includeTimers) {
+    if (includeTimers)
         activated += activateTimers();
-    }
     return activated > 0;
 }
 

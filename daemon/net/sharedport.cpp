@@ -72,12 +72,10 @@ int boundSocket(const QHostAddress &host, quint16 port, bool reusePort, QString 
     const int on = 1;
     const int off = 0;
     bool ok = ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == 0;
-    if (ok && reusePort) {
+    if (ok && reusePort)
         ok = ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) == 0;
-    }
-    if (ok && e.family == AF_INET6 && (e.dualStack || e.v6Only)) {
+    if (ok && e.family == AF_INET6 && (e.dualStack || e.v6Only))
         ok = ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, e.v6Only ? &on : &off, sizeof(int)) == 0;
-    }
     if (!ok) {
         *error = systemError("setsockopt");
         ::close(fd);
@@ -106,13 +104,11 @@ int openSharedListenSocket(const QHostAddress &host, quint16 port, int backlog, 
 
 bool portIsFree(const QHostAddress &host, quint16 port, QString *error)
 {
-    if (port == 0) {
+    if (port == 0)
         return true; // the OS picks a free one
-    }
     const int fd = boundSocket(host, port, false, error);
-    if (fd < 0) {
+    if (fd < 0)
         return false;
-    }
     ::close(fd);
     return true;
 }

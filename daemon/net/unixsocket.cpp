@@ -35,9 +35,8 @@ bool addressOf(const QString &path, sockaddr_un *address, QString *error)
 bool clearStaleSocket(const QString &path, const sockaddr_un &address, QString *error)
 {
     struct stat st = {};
-    if (::lstat(address.sun_path, &st) != 0) {
+    if (::lstat(address.sun_path, &st) != 0)
         return true; // nothing there
-    }
     if (!S_ISSOCK(st.st_mode)) {
         *error = QStringLiteral("%1 exists and is not a socket; not replacing it").arg(path);
         return false;
@@ -67,9 +66,8 @@ int openUnixListenSocket(const QString &path, int mode, int backlog, QString *er
                          SocketFileId *file)
 {
     sockaddr_un address;
-    if (!addressOf(path, &address, error) || !clearStaleSocket(path, address, error)) {
+    if (!addressOf(path, &address, error) || !clearStaleSocket(path, address, error))
         return -1;
-    }
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         *error = systemError(QStringLiteral("socket"));
@@ -88,9 +86,8 @@ int openUnixListenSocket(const QString &path, int mode, int backlog, QString *er
         return -1;
     }
     struct stat st = {};
-    if (::lstat(address.sun_path, &st) == 0) {
+    if (::lstat(address.sun_path, &st) == 0)
         *file = {quint64(st.st_dev), quint64(st.st_ino)};
-    }
     return fd;
 }
 
@@ -99,9 +96,8 @@ void removeUnixSocketFile(const QString &path, const SocketFileId &file)
     struct stat there = {};
     const QByteArray name = QFile::encodeName(path);
     if (file.inode != 0 && ::lstat(name.constData(), &there) == 0 &&
-        quint64(there.st_ino) == file.inode && quint64(there.st_dev) == file.device) {
+        quint64(there.st_ino) == file.inode && quint64(there.st_dev) == file.device)
         ::unlink(name.constData());
-    }
 }
 
 } // namespace slp

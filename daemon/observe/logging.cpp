@@ -15,9 +15,8 @@ void writeLine(QtMsgType type, const QMessageLogContext &context, const QString 
 {
     QByteArray line;
     const bool ours = context.category && qstrncmp(context.category, "slp.", 4) == 0;
-    if (!ours) {
+    if (!ours)
         line = "qt: ";
-    }
     // A message must stay one line: a stray newline would split one event into two.
     QString text = message;
     text.replace(QLatin1Char('\n'), QLatin1String("\\n"));
@@ -25,9 +24,8 @@ void writeLine(QtMsgType type, const QMessageLogContext &context, const QString 
     line += '\n';
     std::fwrite(line.constData(), 1, size_t(line.size()), stderr);
     std::fflush(stderr);
-    if (type == QtFatalMsg) {
+    if (type == QtFatalMsg)
         std::abort();
-    }
 }
 } // namespace
 

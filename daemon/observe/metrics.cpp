@@ -35,9 +35,8 @@ MetricsRegistry::Series &MetricsRegistry::seriesFor(Family &family, const PromLa
     if (it == family.series.end()) {
         Series series;
         series.labels = labels;
-        if (family.type == Type::Histogram) {
+        if (family.type == Type::Histogram)
             series.bucketCounts = QList<quint64>(family.buckets.size(), 0);
-        }
         it = family.series.insert(key, series);
     }
     return *it;
@@ -61,23 +60,20 @@ void MetricsRegistry::remove(const QString &name, const PromLabels &labels)
 {
     const QMutexLocker lock(&m_mutex);
     auto it = m_families.find(name);
-    if (it != m_families.end()) {
+    if (it != m_families.end())
         it->series.remove(keyOf(labels));
-    }
 }
 
 void MetricsRegistry::removeMatching(const QString &name, const PromLabels &match)
 {
     const QMutexLocker lock(&m_mutex);
     auto it = m_families.find(name);
-    if (it == m_families.end()) {
+    if (it == m_families.end())
         return;
-    }
     for (auto s = it->series.begin(); s != it->series.end();) {
         bool all = true;
-        for (const auto &pair : match) {
+        for (const auto &pair : match)
             all = all && s->labels.contains(pair);
-        }
         s = all ? it->series.erase(s) : std::next(s);
     }
 }
@@ -102,13 +98,11 @@ double MetricsRegistry::value(const QString &name, const PromLabels &labels) con
 {
     const QMutexLocker lock(&m_mutex);
     const auto family = m_families.constFind(name);
-    if (family == m_families.cend()) {
+    if (family == m_families.cend())
         return 0;
-    }
     const auto series = family->series.constFind(keyOf(labels));
-    if (series == family->series.cend()) {
+    if (series == family->series.cend())
         return 0;
-    }
     return family->type == Type::Histogram ? double(series->count) : series->value;
 }
 

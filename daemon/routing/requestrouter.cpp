@@ -68,9 +68,8 @@ void RequestRouter::handle(InboundRequest request, ResponseWriter *writer)
                    : answerError(writer, 405, QStringLiteral("/metrics answers GET only"));
     }
     if (path == "/v1/models" || path == "/v1/models/") {
-        if (!get) {
+        if (!get)
             return answerError(writer, 405, QStringLiteral("/v1/models answers GET only"));
-        }
         const QUrlQuery params(QString::fromUtf8(query));
         const bool debug =
             debugRequested(params.hasQueryItem(QStringLiteral("debug")),
@@ -184,9 +183,8 @@ ForwardPlan RequestRouter::planFor(qsizetype index, const BodyScan &scan,
     const QByteArray path = query < 0 ? request.target : request.target.left(query);
     const bool chat = path == "/v1/chat/completions";
     if (m_table->route(index).aggregate && (chat || path == "/v1/completions") &&
-        scan.stream != BodyScan::Stream::True && !scan.wantsLogprobs) {
+        scan.stream != BodyScan::Stream::True && !scan.wantsLogprobs)
         plan.request.body = spliceStreamTrue(request.body, scan, plan.renamedTo);
-    }
     if (!plan.request.body.isEmpty()) {
         plan.aggregate = chat ? ForwardPlan::Aggregate::Chat : ForwardPlan::Aggregate::Completion;
     } else {
@@ -200,9 +198,8 @@ ForwardPlan RequestRouter::planFor(qsizetype index, const BodyScan &scan,
 void RequestRouter::noteIgnoredClientId(const ForwardPlan &plan)
 {
     static std::atomic_bool logged{false};
-    if (logged.exchange(true)) {
+    if (logged.exchange(true))
         return;
-    }
     qCInfo(lcProxy).noquote()
         << QStringLiteral("[%1] ignoring inbound X-Request-Id %2: SLP always mints its own ids "
                           "(an untrusted id buys no correlation across the hop); the client's "

@@ -19,9 +19,8 @@ std::shared_ptr<const RouteForwarding> compileForwarding(const Route &route)
     out->maxAttempts = route.retry ? 2 : 1;
     // Rounded up: a sub-millisecond value is still on, never silently 0 (off).
     out->streamIdleTimeout = std::chrono::ceil<milliseconds>(route.streamIdleTimeout);
-    if (route.streamIdleTimeout.count() > 0) {
+    if (route.streamIdleTimeout.count() > 0)
         out->streamIdleTimeoutText = formatGoDuration(route.streamIdleTimeout);
-    }
     out->sseKeepalive = std::chrono::ceil<milliseconds>(route.sseKeepalive);
     return out;
 }
@@ -81,9 +80,8 @@ QString RouteTable::discoveryLabel(qsizetype index) const
 QString RouteTable::knownUpstreamModel(qsizetype index) const
 {
     const QString label = discoveryLabel(index);
-    if (label == QLatin1String("pending") || label == QLatin1String("passthrough")) {
+    if (label == QLatin1String("pending") || label == QLatin1String("passthrough"))
         return {};
-    }
     return upstreamModel(index);
 }
 
@@ -112,9 +110,8 @@ Catalog RouteTable::catalog(qint64 created) const
     Catalog catalog;
     catalog.created = created;
     catalog.entries.reserve(size());
-    for (qsizetype i = 0; i < size(); ++i) {
+    for (qsizetype i = 0; i < size(); ++i)
         catalog.entries.append(catalogEntry(i));
-    }
     return catalog;
 }
 

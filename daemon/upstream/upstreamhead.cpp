@@ -7,17 +7,14 @@ namespace slp {
 
 QString upstreamRequestIdFault(const QByteArray &value)
 {
-    if (value.isEmpty()) {
+    if (value.isEmpty())
         return QStringLiteral("empty");
-    }
-    if (value.size() > kMaxUpstreamRequestIdBytes) {
+    if (value.size() > kMaxUpstreamRequestIdBytes)
         return QStringLiteral("over %1 bytes").arg(kMaxUpstreamRequestIdBytes);
-    }
     for (const char c : value) {
         const auto u = static_cast<unsigned char>(c);
-        if (u <= 0x20 || u >= 0x7f) {
+        if (u <= 0x20 || u >= 0x7f)
             return QStringLiteral("not visible ASCII");
-        }
     }
     return {};
 }

@@ -5,11 +5,9 @@ namespace slp {
 
 QByteArray headerValue(const HeaderList &headers, QByteArrayView name)
 {
-    for (const auto &[n, v] : headers) {
-        if (QByteArrayView(n).compare(name, Qt::CaseInsensitive) == 0) {
+    for (const auto &[n, v] : headers)
+        if (QByteArrayView(n).compare(name, Qt::CaseInsensitive) == 0)
             return v;
-        }
-    }
     return {};
 }
 

@@ -53,9 +53,8 @@ MonitorWindow::MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *
     m_headline->setFont(bold);
     m_headline->setTextInteractionFlags(Qt::TextSelectableByMouse);
     // What SLP reports (names a backend chose, error text) is shown as it is, never as markup.
-    for (QLabel *label : {m_headline, m_pollInfo, m_error, m_traffic}) {
+    for (QLabel *label : {m_headline, m_pollInfo, m_error, m_traffic})
         label->setTextFormat(Qt::PlainText);
-    }
     m_error->setStyleSheet(QStringLiteral("color: #c62828"));
     m_error->setWordWrap(true);
     m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);

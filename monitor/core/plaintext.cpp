@@ -12,13 +12,12 @@ QString displayText(const QString &untrusted)
             out += QChar(0x2026);
             break;
         }
-        if (c.category() != QChar::Other_Control) {
+        if (c.category() != QChar::Other_Control)
             out += c;
-        } else if (c.unicode() < 0x100) {
+        else if (c.unicode() < 0x100)
             out += QStringLiteral("\\x%1").arg(c.unicode(), 2, 16, QLatin1Char('0'));
-        } else {
+        else
             out += QStringLiteral("\\u%1").arg(c.unicode(), 4, 16, QLatin1Char('0'));
-        }
     }
     return out;
 }
@@ -38,9 +37,8 @@ QString autoTextLiteral(const QString &text)
     // rich. Anything else is shown as it is, so it stays as it is (also where the text is not
     // guessed at all, as in a StatusNotifierItem's tooltip title).
     const QStringView firstLine = QStringView(text).left(text.indexOf(QLatin1Char('\n')));
-    if (!firstLine.contains(QLatin1Char('<')) && !firstLine.contains(QLatin1String("&lt;"))) {
+    if (!firstLine.contains(QLatin1Char('<')) && !firstLine.contains(QLatin1String("&lt;")))
         return text;
-    }
     QString html = text.toHtmlEscaped();
     html.replace(QLatin1Char('\n'), QLatin1String("<br>"));
     return QStringLiteral("<qt>") + html + QStringLiteral("</qt>");

@@ -77,14 +77,15 @@ bool RouteStatus::operator==(const RouteStatus &other) const
 
 int StatusSnapshot::failingCount() const
 {
-    return int(std::count_if(routes.cbegin(), routes.cend(),
-                             [](const RouteStatus &r) { return r.failing(); }));
+    return int(std::count_if(
+        routes.cbegin(), routes.cend(), [](const RouteStatus &r) { return r.failing(); }));
 }
 
 int StatusSnapshot::count(RouteState state) const
 {
-    return int(std::count_if(routes.cbegin(), routes.cend(),
-                             [state](const RouteStatus &r) { return r.state == state; }));
+    return int(std::count_if(
+        routes.cbegin(), routes.cend(),
+        [state](const RouteStatus &r) { return r.state == state; }));
 }
 
 RouteState routeStateOf(const CatalogEntry &entry, bool ambiguousMetric)
@@ -134,7 +135,7 @@ StatusSnapshot readSnapshot(const PollResult &poll)
             QString upstream;
             QString code;
             QString le;
-            for (const auto &[key, value] : sample.labels) {
+            for (const auto &[key, value] : sample.labels)
                 if (key == QLatin1String("model_id"))
                     modelId = value;
                 else if (key == QLatin1String("upstream_model"))
@@ -143,7 +144,6 @@ StatusSnapshot readSnapshot(const PollResult &poll)
                     code = value;
                 else if (key == QLatin1String("le"))
                     le = value;
-            }
             if (modelId.isEmpty())
                 continue;
             if (sample.name == QLatin1String("slp_requests_total")) {

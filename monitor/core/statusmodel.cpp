@@ -85,10 +85,9 @@ QList<Transition> StatusModel::failureTransitions(const QList<RouteStatus> &rout
 void StatusModel::measureTraffic(StatusSnapshot &snapshot)
 {
     QHash<QString, const RouteStatus *> old;
-    if (m_lastKnownRoutes) {
+    if (m_lastKnownRoutes)
         for (const RouteStatus &r : *m_lastKnownRoutes)
             old.insert(r.entry.id, &r);
-    }
     const double seconds = m_lastReachableAt.isValid() && snapshot.polledAt.isValid()
                                ? double(m_lastReachableAt.msecsTo(snapshot.polledAt)) / 1000.0
                                : 0.0;

@@ -122,13 +122,12 @@ void StatusPoller::onReplyFinished(QNetworkReply *reply)
 
     QString error;
     const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-    if (m_timedOut) {
+    if (m_timedOut)
         error = QStringLiteral("no answer within %1 ms").arg(m_timeout.count());
-    } else if (reply->error() != QNetworkReply::NoError && status == 0) {
+    else if (reply->error() != QNetworkReply::NoError && status == 0)
         error = reply->errorString();
-    } else if (status != 200) {
+    else if (status != 200)
         error = QStringLiteral("HTTP %1 from %2").arg(status).arg(reply->url().toString());
-    }
     const QByteArray body = error.isEmpty() ? reply->readAll() : QByteArray();
     if (isCatalog) {
         m_result.catalogBody = body;

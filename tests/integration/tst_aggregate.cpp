@@ -201,9 +201,8 @@ void TestAggregate::passThrough()
     const HttpResult r = post(m_slp, path, body);
     QCOMPARE(r.status, 200);
     QCOMPARE(r.header("content-type").startsWith("text/event-stream"), expectSse);
-    if (expectSse) {
+    if (expectSse)
         QVERIFY(r.body.contains("data: [DONE]"));
-    }
     const QJsonArray recorded = m_mock.requests();
     QCOMPARE(recorded.size(), 1);
     QByteArray expected = body;

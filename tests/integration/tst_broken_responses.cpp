@@ -29,9 +29,8 @@ QByteArray requestIdIn(const QByteArray &raw)
 {
     const QByteArray head = raw.left(raw.indexOf("\r\n\r\n")).toLower();
     const qsizetype at = head.indexOf("\r\nx-request-id: ");
-    if (at < 0) {
+    if (at < 0)
         return {};
-    }
     const qsizetype start = at + 16;
     const qsizetype end = head.indexOf("\r\n", start);
     return raw.mid(start, (end < 0 ? head.size() : end) - start).trimmed();
@@ -100,9 +99,8 @@ void TestBrokenResponses::init()
 double TestBrokenResponses::broken(const QString &model, const QString &reason)
 {
     const HttpResult r = httpRequest("GET", m_slp.url() + "/metrics");
-    if (r.status != 200) {
+    if (r.status != 200)
         return -2;
-    }
     const slp::PromParseResult parsed = slp::parsePromText(r.body);
     return slp::findPromSample(
                parsed.samples, QStringLiteral("slp_responses_broken_total"),
@@ -141,9 +139,8 @@ HttpResult TestBrokenResponses::cutStream(const QString &model, const HeaderList
     RawConnection conn;
     if (!conn.connectTo(m_slp.host(), m_slp.port()) ||
         !conn.send(
-            buildRequest("POST", m_slp.url() + "/v1/chat/completions", streamBody(model), knobs))) {
+            buildRequest("POST", m_slp.url() + "/v1/chat/completions", streamBody(model), knobs)))
         return {};
-    }
     return conn.readResponse(8000);
 }
 
@@ -218,11 +215,9 @@ void TestBrokenResponses::cleanStreamNotCounted()
     const QByteArray before = httpRequest("GET", m_slp.url() + "/metrics").body;
     const auto brokenLines = [](const QByteArray &text) {
         QByteArrayList out;
-        for (const QByteArray &line : text.split('\n')) {
-            if (line.startsWith("slp_responses_broken_total{")) {
+        for (const QByteArray &line : text.split('\n'))
+            if (line.startsWith("slp_responses_broken_total{"))
                 out << line;
-            }
-        }
         return out;
     };
     const HttpResult r = httpRequest("POST", m_slp.url() + "/v1/chat/completions",
@@ -235,9 +230,8 @@ void TestBrokenResponses::promtoolChecksMetrics()
 {
     const QString promtool = QStandardPaths::findExecutable(QStringLiteral("promtool"));
     if (promtool.isEmpty()) {
-        if (qEnvironmentVariableIsSet("CI")) {
+        if (qEnvironmentVariableIsSet("CI"))
             QFAIL("promtool not found: apt-get install prometheus (scripts/install-deps.sh)");
-        }
         QSKIP("promtool not found: /metrics is NOT checked by promtool on this machine");
     }
     // After the cases above every reason has a series (the suite runs in order).

@@ -31,10 +31,9 @@ QStringList idsOf(const HttpResult &r)
 
 QJsonObject entry(const HttpResult &r, const QString &id)
 {
-    for (const QJsonValue &v : dataOf(r)) {
+    for (const QJsonValue &v : dataOf(r))
         if (v.toObject().value("id").toString() == id)
             return v.toObject();
-    }
     return {};
 }
 

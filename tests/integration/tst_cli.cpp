@@ -171,10 +171,9 @@ void TestCli::versionAndHelp()
     const QString out = QString::fromUtf8(r.stdOut);
     QVERIFY2(QRegularExpression(expected).match(out).hasMatch(), qPrintable(out));
     QVERIFY2(r.stdErr.isEmpty(), r.stdErr.constData());
-    if (args.contains("--help") || args.contains("-h")) {
+    if (args.contains("--help") || args.contains("-h"))
         for (const char *flag : {"--config", "--check", "--listen", "--log-requests", "--version"})
             QVERIFY2(out.contains(QLatin1String(flag)), flag);
-    }
 }
 
 // SLP_VERSION is the CMake project(VERSION), passed to every target as a compile definition;
@@ -219,10 +218,9 @@ void TestCli::checkDesignNote()
         "llama-70b-edited     -> http://copydesk-llama-70b.c2-talos:8100 (passthrough)",
     };
     QStringList routes;
-    for (const QString &line : nonEmptyLines(r.stdOut)) {
+    for (const QString &line : nonEmptyLines(r.stdOut))
         if (line.contains(QLatin1String(" -> ")))
             routes << line;
-    }
     QCOMPARE(routes.size(), 6);
     // The transport in use, socket unless the config says otherwise.
     QVERIFY2(nonEmptyLines(r.stdOut).contains(QStringLiteral("upstream_transport: socket")),

@@ -65,10 +65,9 @@ QJsonObject debugEntry(SlpDaemon &slp, const QString &id)
     if (r.status != 200)
         return {};
     const QJsonArray data = QJsonDocument::fromJson(r.body).object().value("data").toArray();
-    for (const QJsonValue &v : data) {
+    for (const QJsonValue &v : data)
         if (v.toObject().value("id").toString() == id)
             return v.toObject();
-    }
     return {};
 }
 
@@ -208,10 +207,9 @@ void TestDiscovery::singleModelDiscovered()
     // Probes say who they are, with the project version (CMake's, through SLP_VERSION).
     QStringList agents;
     for (const QJsonValue &v : mock.requests()) {
-        for (const QJsonValue &h : v.toObject().value("headers").toArray()) {
+        for (const QJsonValue &h : v.toObject().value("headers").toArray())
             if (h.toArray().at(0).toString().compare("User-Agent", Qt::CaseInsensitive) == 0)
                 agents << h.toArray().at(1).toString();
-        }
     }
     QVERIFY(!agents.isEmpty());
     for (const QString &agent : std::as_const(agents))

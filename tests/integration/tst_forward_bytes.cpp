@@ -44,10 +44,9 @@ QList<QByteArray> expectedAcceptEncoding(const QByteArray &sent)
 
 bool hasHeader(const HeaderList &headers, QByteArrayView name)
 {
-    for (const auto &h : headers) {
+    for (const auto &h : headers)
         if (h.first.compare(name, Qt::CaseInsensitive) == 0)
             return true;
-    }
     return false;
 }
 
@@ -119,16 +118,19 @@ const QByteArray CannedResponse = "HTTP/1.1 201 Made It Here\r\n"
 // Answers every complete request on `server` with CannedResponse (keep-alive).
 void serveCanned(QTcpServer *server)
 {
-    QObject::connect(server, &QTcpServer::newConnection, server, [server] {
-        while (QTcpSocket *socket = server->nextPendingConnection()) {
-            auto parser = std::make_shared<slp::wire::Parser>(slp::wire::Parser::Kind::Request);
-            parser->setStopAfterMessage(false);
-            parser->onMessage = [socket] { socket->write(CannedResponse); };
-            QObject::connect(socket, &QTcpSocket::readyRead, socket,
-                             [socket, parser] { parser->feed(socket->readAll()); });
-            QObject::connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
-        }
-    });
+    QObject::connect(
+        server, &QTcpServer::newConnection, server,
+        [server] {
+            while (QTcpSocket *socket = server->nextPendingConnection()) {
+                auto parser = std::make_shared<slp::wire::Parser>(slp::wire::Parser::Kind::Request);
+                parser->setStopAfterMessage(false);
+                parser->onMessage = [socket] { socket->write(CannedResponse); };
+                QObject::connect(
+                    socket, &QTcpSocket::readyRead, socket,
+                    [socket, parser] { parser->feed(socket->readAll()); });
+                QObject::connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
+            }
+        });
 }
 
 } // namespace
@@ -530,9 +532,8 @@ void TestForwardBytes::requestHeaders()
     QVERIFY(r.header("x-request-id") != "client-chosen-id");
     // End-to-end headers pass unchanged.
     for (const char *name : {"content-type", "authorization", "accept-encoding", "user-agent",
-                             "openai-organization", "x-custom"}) {
+                             "openai-organization", "x-custom"})
         QCOMPARE(headerValues(got, name), headerValues(sent, name));
-    }
     QCOMPARE(headerValues(got, "x-forwarded-for"), QList<QByteArray>{"1.2.3.4, 127.0.0.1"});
     QCOMPARE(headerValues(got, "x-forwarded-proto"), QList<QByteArray>{"http"});
     QCOMPARE(headerValues(got, "x-forwarded-host"), QList<QByteArray>{inboundHost});
@@ -627,10 +628,9 @@ void TestForwardBytes::setCookieLinesKeptApart()
     QVERIFY2(r.ok(), qPrintable(r.error));
     QCOMPARE(r.status, 200);
     QList<QByteArray> cookies;
-    for (const QByteArray &l : headLines(r.raw)) {
+    for (const QByteArray &l : headLines(r.raw))
         if (l.toLower().startsWith("set-cookie:"))
             cookies << l.mid(11).trimmed();
-    }
     QCOMPARE(cookies, (QList<QByteArray>{"a=1; Path=/", "b=2; HttpOnly"}));
 }
 
@@ -644,10 +644,9 @@ void TestForwardBytes::setCookieLinesFromUpstreamKeptApart()
     QCOMPARE(r.reason, QByteArray("Made It Here"));
     QCOMPARE(r.body, QByteArray("{}"));
     QList<QByteArray> cookies;
-    for (const QByteArray &l : headLines(r.raw)) {
+    for (const QByteArray &l : headLines(r.raw))
         if (l.toLower().startsWith("set-cookie:"))
             cookies << l.mid(11).trimmed();
-    }
     QCOMPARE(cookies, (QList<QByteArray>{"a=1; Path=/", "b=2; HttpOnly"}));
     QCOMPARE(r.headerValues("x-request-id"), QList<QByteArray>{"gdqz0123456789abcdef01234567"});
 }
@@ -719,10 +718,9 @@ void TestForwardBytes::echoRoundTrip()
     // A body with every kind of byte JSON allows, echoed by the upstream: what comes back is
     // what the upstream read, which is what the client sent.
     QByteArray content;
-    for (int c = 0x20; c < 0x7f; ++c) {
+    for (int c = 0x20; c < 0x7f; ++c)
         if (c != '"' && c != '\\')
             content += char(c);
-    }
     content +=
         "\\\"\\\\\\/\\b\\f\\n\\r\\t\\u0000\\u001f\\uffff \xc3\xa9\xe6\x97\xa5\xf0\x9f\x98\x80";
     const QByteArray body =

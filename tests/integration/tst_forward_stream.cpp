@@ -76,7 +76,7 @@ qint64 waitForPeerClose(MockUpstream &mock, qint64 seq, int timeoutMs, qint64 *p
 QString expectedContent(int events, const QString &model)
 {
     QString out;
-    for (int i = 0; i < events; ++i) {
+    for (int i = 0; i < events; ++i)
         if (i == 0)
             out += QStringLiteral("Hello");
         else if (i == 1)
@@ -85,7 +85,6 @@ QString expectedContent(int events, const QString &model)
             out += QLatin1Char(' ') + model;
         else
             out += QStringLiteral(" word%1").arg(i);
-    }
     return out;
 }
 
@@ -205,10 +204,9 @@ void TestForwardStream::eventsArriveSpreadOut()
 
     // Arrival times at least 100 ms apart from the previous distinct one.
     QList<qint64> distinct;
-    for (const qint64 ms : r.chunkArrivalMs) {
+    for (const qint64 ms : r.chunkArrivalMs)
         if (distinct.isEmpty() || ms - distinct.last() >= 100)
             distinct << ms;
-    }
     qInfo() << "distinct arrival times (>= 100 ms apart):" << distinct;
     QVERIFY2(distinct.size() >= 3, qPrintable(QStringLiteral("%1 distinct").arg(distinct.size())));
     QVERIFY(!r.chunkArrivalMs.isEmpty());

@@ -129,10 +129,9 @@ QJsonObject TestHostileUpstreams::debugEntry(const QString &id)
                  r.body.constData());
         return {};
     }
-    for (const QJsonValue &v : doc.object().value("data").toArray()) {
+    for (const QJsonValue &v : doc.object().value("data").toArray())
         if (v.toObject().value("id").toString() == id)
             return v.toObject();
-    }
     return {};
 }
 

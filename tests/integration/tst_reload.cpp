@@ -49,10 +49,9 @@ QStringList catalogIds(SlpDaemon &slp)
 QJsonObject debugEntry(SlpDaemon &slp, const QString &id)
 {
     const HttpResult r = httpRequest("GET", slp.url() + "/v1/models?debug");
-    for (const QJsonValue &v : jsonObject(r.body).value("data").toArray()) {
+    for (const QJsonValue &v : jsonObject(r.body).value("data").toArray())
         if (v.toObject().value("id").toString() == id)
             return v.toObject();
-    }
     return {};
 }
 

@@ -226,10 +226,9 @@ void TestSocketTransport::mockSeesOnlyPreparedHeaders()
     QCOMPARE(MockUpstream::header(recs[0].toObject(), "host"),
              QByteArray("127.0.0.1:") + QByteArray::number(m_mock.port()));
     QList<QByteArray> reps;
-    for (const auto &[name, value] : h) {
+    for (const auto &[name, value] : h)
         if (name.compare("x-rep", Qt::CaseInsensitive) == 0)
             reps << value;
-    }
     QCOMPARE(reps, (QList<QByteArray>{"1", "2"}));
 }
 

@@ -284,10 +284,9 @@ void TestSystemd::socketActivation()
         QCOMPARE(chatStatus(base, "alpha"), 200);
     const QByteArray metrics = httpRequest("GET", base + "/metrics").body;
     QStringList accepted;
-    for (const QByteArray &line : metrics.split('\n')) {
+    for (const QByteArray &line : metrics.split('\n'))
         if (line.startsWith("slp_accepted_connections_total{"))
             accepted << QString::fromUtf8(line);
-    }
     qInfo().noquote() << "accepts per worker:" << accepted.join("; ");
     QVERIFY(!accepted.isEmpty());
     QCOMPARE(slp.stop(), 0);

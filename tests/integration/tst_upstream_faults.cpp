@@ -45,15 +45,19 @@ public:
 
     FaultServer()
     {
-        connect(&m_server, &QTcpServer::newConnection, this, [this] {
-            while (QTcpSocket *s = m_server.nextPendingConnection()) {
-                ++m_accepted;
-                connect(s, &QTcpSocket::disconnected, s, &QObject::deleteLater);
-                auto parser = std::make_shared<slp::wire::Parser>(slp::wire::Parser::Kind::Request);
-                connect(s, &QTcpSocket::readyRead, this,
+        connect(
+            &m_server, &QTcpServer::newConnection, this,
+            [this] {
+                while (QTcpSocket *s = m_server.nextPendingConnection()) {
+                    ++m_accepted;
+                    connect(s, &QTcpSocket::disconnected, s, &QObject::deleteLater);
+                    auto parser =
+                        std::make_shared<slp::wire::Parser>(slp::wire::Parser::Kind::Request);
+                    connect(
+                        s, &QTcpSocket::readyRead, this,
                         [this, s, parser] { onReadyRead(s, *parser); });
-            }
-        });
+                }
+            });
     }
 
 private:
@@ -460,10 +464,9 @@ void TestUpstreamFaults::neighbourResetLosesNoRequest()
     QVERIFY2(!plain.isRunning() && !resets.isRunning(), "curl did not finish within 60 s");
     const auto codes = [](ChildProcess &p) {
         QMap<QString, int> counts;
-        for (const QString &line : p.lines(ChildProcess::Channel::StdOut)) {
+        for (const QString &line : p.lines(ChildProcess::Channel::StdOut))
             if (!line.trimmed().isEmpty())
                 ++counts[line.trimmed()];
-        }
         return counts;
     };
     const QMap<QString, int> plainCodes = codes(plain);

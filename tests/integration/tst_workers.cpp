@@ -53,20 +53,18 @@ HttpResult chat(SlpDaemon &slp, const QString &model)
 double metric(SlpDaemon &slp, const QString &sample)
 {
     const HttpResult r = httpRequest("GET", slp.url() + "/metrics");
-    for (const QByteArray &line : r.body.split('\n')) {
+    for (const QByteArray &line : r.body.split('\n'))
         if (line.startsWith(sample.toUtf8() + ' '))
             return line.mid(sample.size() + 1).toDouble();
-    }
     return -1;
 }
 
 QString upstreamName(SlpDaemon &slp, const QString &id)
 {
     const HttpResult r = httpRequest("GET", slp.url() + "/v1/models?debug");
-    for (const QJsonValue &v : jsonObject(r.body).value("data").toArray()) {
+    for (const QJsonValue &v : jsonObject(r.body).value("data").toArray())
         if (v.toObject().value("id").toString() == id)
             return v.toObject().value("upstream_model").toString();
-    }
     return {};
 }
 

@@ -181,10 +181,9 @@ void MockServer::recordResponseBody(qint64 seq, const QByteArray &body)
 void MockServer::peerClosed(qint64 connectionId)
 {
     const qint64 now = nowMs();
-    for (RecordedRequest &r : m_records) {
+    for (RecordedRequest &r : m_records)
         if (r.connectionId == connectionId && r.peerClosedMs < 0)
             r.peerClosedMs = now - r.arrivedMs;
-    }
 }
 
 void MockServer::connectionClosed()

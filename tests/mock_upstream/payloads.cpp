@@ -49,7 +49,7 @@ QByteArray errorBody(int status, const QString &message, const QString &type)
 QList<QString> contentPieces(const Generation &g)
 {
     QList<QString> out;
-    for (int i = 0; i < g.contentEvents; ++i) {
+    for (int i = 0; i < g.contentEvents; ++i)
         if (i == 0)
             out << QStringLiteral("Hello");
         else if (i == 1)
@@ -58,21 +58,19 @@ QList<QString> contentPieces(const Generation &g)
             out << QLatin1Char(' ') + g.model;
         else
             out << QStringLiteral(" word%1").arg(i);
-    }
     return out;
 }
 
 QList<QString> reasoningPieces(const Generation &g)
 {
     QList<QString> out;
-    for (int i = 0; i < g.reasoningEvents; ++i) {
+    for (int i = 0; i < g.reasoningEvents; ++i)
         if (i == 0)
             out << QStringLiteral("Thinking");
         else if (i == 1)
             out << QStringLiteral(" about it");
         else
             out << QStringLiteral(" step%1").arg(i);
-    }
     return out;
 }
 

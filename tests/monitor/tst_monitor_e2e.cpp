@@ -38,8 +38,8 @@ QStringList readLines(const QString &path)
 
 int countMatching(const QStringList &lines, const QString &needle)
 {
-    return int(std::count_if(lines.cbegin(), lines.cend(),
-                             [&](const QString &l) { return l.contains(needle); }));
+    return int(std::count_if(
+        lines.cbegin(), lines.cend(), [&](const QString &l) { return l.contains(needle); }));
 }
 
 } // namespace
@@ -72,10 +72,9 @@ private:
 void TestMonitorE2e::initTestCase()
 {
     QStringList missing;
-    for (const char *tool : {"Xvfb", "xprop", "tint2", "dunst", "dbus-run-session"}) {
+    for (const char *tool : {"Xvfb", "xprop", "tint2", "dunst", "dbus-run-session"})
         if (QStandardPaths::findExecutable(QString::fromLatin1(tool)).isEmpty())
             missing << QString::fromLatin1(tool);
-    }
     if (!missing.isEmpty()) {
         QSKIP(qPrintable(QStringLiteral("missing %1 (scripts/install-deps.sh installs them)")
                              .arg(missing.join(QStringLiteral(", ")))));

@@ -122,10 +122,9 @@ QStringList ChildProcess::lines(Channel channel, Mark from)
 int ChildProcess::countLines(const QRegularExpression &re, Channel channel, Mark from)
 {
     int n = 0;
-    for (const QString &l : lines(channel, from)) {
+    for (const QString &l : lines(channel, from))
         if (re.match(l).hasMatch())
             ++n;
-    }
     return n;
 }
 

@@ -23,8 +23,9 @@ CommandResult runCommand(const QString &program, const QStringList &args, int ti
         proc.setProcessEnvironment(env);
     }
     // Drain both pipes as data comes so a verbose command never blocks on a full pipe.
-    QObject::connect(&proc, &QProcess::readyReadStandardOutput, &proc,
-                     [&] { r.stdOut += proc.readAllStandardOutput(); });
+    QObject::connect(
+        &proc, &QProcess::readyReadStandardOutput, &proc,
+        [&] { r.stdOut += proc.readAllStandardOutput(); });
     QObject::connect(&proc, &QProcess::readyReadStandardError, &proc,
                      [&] { r.stdErr += proc.readAllStandardError(); });
     QEventLoop loop;

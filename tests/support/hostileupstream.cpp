@@ -261,9 +261,8 @@ QByteArray HostileUpstream::modelList(const QList<QString> &ids)
 QByteArray HostileUpstream::manyModels(int count)
 {
     QByteArray out = R"({"object":"list","data":[)";
-    for (int i = 0; i < count; ++i) {
+    for (int i = 0; i < count; ++i)
         out += (i ? ",{\"id\":\"m-" : "{\"id\":\"m-") + QByteArray::number(i) + "\"}";
-    }
     return out + "]}";
 }
 

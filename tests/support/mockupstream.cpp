@@ -119,10 +119,9 @@ HeaderList MockUpstream::headers(const QJsonObject &recorded)
 
 QByteArray MockUpstream::header(const QJsonObject &recorded, QByteArrayView name)
 {
-    for (const auto &h : headers(recorded)) {
+    for (const auto &h : headers(recorded))
         if (h.first.compare(name, Qt::CaseInsensitive) == 0)
             return h.second;
-    }
     return {};
 }
 

@@ -21,10 +21,9 @@ bool FakeNotifySocket::Message::has(const QByteArray &line) const
 
 QByteArray FakeNotifySocket::Message::value(const QByteArray &key) const
 {
-    for (const QByteArray &line : text.split('\n')) {
+    for (const QByteArray &line : text.split('\n'))
         if (line.startsWith(key + '='))
             return line.mid(key.size() + 1);
-    }
     return {};
 }
 
@@ -83,10 +82,9 @@ qsizetype FakeNotifySocket::waitFor(const QByteArray &line, int timeoutMs, qsize
     t.start();
     for (;;) {
         readAll();
-        for (qsizetype i = from; i < m_messages.size(); ++i) {
+        for (qsizetype i = from; i < m_messages.size(); ++i)
             if (m_messages.at(i).has(line))
                 return i;
-        }
         if (t.elapsed() > timeoutMs)
             return -1;
         pumpEvents(20);

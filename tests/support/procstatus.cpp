@@ -11,10 +11,9 @@ qint64 residentKb(qint64 pid)
     QFile f(QStringLiteral("/proc/%1/status").arg(pid));
     if (!f.open(QIODevice::ReadOnly))
         return -1;
-    for (const QByteArray &line : f.readAll().split('\n')) {
+    for (const QByteArray &line : f.readAll().split('\n'))
         if (line.startsWith("VmRSS:"))
             return line.mid(6).simplified().split(' ').value(0).toLongLong();
-    }
     return -1;
 }
 

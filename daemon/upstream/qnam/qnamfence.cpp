@@ -49,9 +49,8 @@ bool hasFieldControlByte(const QByteArray &value)
 {
     for (const char c : value) {
         const auto u = static_cast<unsigned char>(c);
-        if ((u < 0x20 && c != '\t') || u == 0x7f) {
+        if ((u < 0x20 && c != '\t') || u == 0x7f)
             return true;
-        }
     }
     return false;
 }
@@ -60,17 +59,15 @@ bool hasFieldControlByte(const QByteArray &value)
 QByteArray qnamWireTarget(const UpstreamRequest &request)
 {
     QUrl url = QUrl::fromEncoded(request.origin.toUtf8() + request.target, QUrl::StrictMode);
-    if (!url.isValid()) {
+    if (!url.isValid())
         return {};
-    }
     QUrl::FormattingOptions format = QUrl::RemoveFragment | QUrl::RemoveUserInfo |
                                      QUrl::FullyEncoded | QUrl::RemoveScheme |
                                      QUrl::RemoveAuthority;
-    if (url.path().isEmpty()) {
+    if (url.path().isEmpty())
         url.setPath(QStringLiteral("/"));
-    } else {
+    else
         format |= QUrl::NormalizePathSegments;
-    }
     return url.toEncoded(format);
 }
 
@@ -89,15 +86,12 @@ QString qnamHeadFault(int status, const QByteArray &reason, const HeaderList &he
     // Qt 6.4's header parser drops every field of a head over its limits (more than 100
     // fields) and QNAM goes on as if the head had none, reading the body to the close: a head
     // with no field at all is that, as far as SLP can tell (no real upstream sends one).
-    if (headers.isEmpty()) {
+    if (headers.isEmpty())
         return QStringLiteral("no header fields (QNAM drops them all past 100 fields)");
-    }
-    if (headers.size() > kMaxHeaderFields) {
+    if (headers.size() > kMaxHeaderFields)
         return QStringLiteral("more than %1 header fields").arg(kMaxHeaderFields);
-    }
-    if (hasControlByte(reason)) {
+    if (hasControlByte(reason))
         return QStringLiteral("a CR, LF or NUL in the reason phrase");
-    }
     bool hasLength = false;
     bool hasTransferEncoding = false;
     qsizetype headBytes = 15 + reason.size(); // "HTTP/1.1 200 " ... "\r\n"
@@ -111,12 +105,10 @@ QString qnamHeadFault(int status, const QByteArray &reason, const HeaderList &he
         hasTransferEncoding =
             hasTransferEncoding || name.compare("transfer-encoding", Qt::CaseInsensitive) == 0;
     }
-    if (hasLength && hasTransferEncoding) {
+    if (hasLength && hasTransferEncoding)
         return QStringLiteral("Content-Length together with Transfer-Encoding");
-    }
-    if (headBytes + 2 > kMaxHeadBytes) {
+    if (headBytes + 2 > kMaxHeadBytes)
         return QStringLiteral("larger than 64 KiB");
-    }
     return {};
 }
 

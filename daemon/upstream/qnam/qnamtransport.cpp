@@ -47,9 +47,8 @@ UpstreamCall::Failure classify(QNetworkReply::NetworkError error, bool headArriv
         break;
     }
     // Errors from 201 up mirror an HTTP status the upstream sent: a complete, relayed answer.
-    if (headArrived && int(error) >= int(QNetworkReply::ContentAccessDenied)) {
+    if (headArrived && int(error) >= int(QNetworkReply::ContentAccessDenied))
         return UpstreamCall::Failure::None;
-    }
     return headArrived ? UpstreamCall::Failure::BrokenBody : UpstreamCall::Failure::Other;
 }
 } // namespace
@@ -160,20 +159,17 @@ private:
 
     void retireManager()
     {
-        if (m_manager && m_transport) {
+        if (m_manager && m_transport)
             m_transport->retire(m_origin, m_manager);
-        }
     }
 
     void onMetaData()
     {
-        if (m_headArrived || !m_fenced.isEmpty()) {
+        if (m_headArrived || !m_fenced.isEmpty())
             return;
-        }
         const QVariant status = m_reply->attribute(QNetworkRequest::HttpStatusCodeAttribute);
-        if (!status.isValid()) {
+        if (!status.isValid())
             return;
-        }
         m_headArrived = true;
         UpstreamHead head;
         bool chunked = false;
@@ -183,13 +179,11 @@ private:
         head.headers.reserve(pairs.size());
         for (const auto &[name, value] : pairs) {
             // QNAM joins repeated Set-Cookie headers with '\n'; split them apart again.
-            if (value.contains('\n')) {
-                for (const QByteArray &part : value.split('\n')) {
+            if (value.contains('\n'))
+                for (const QByteArray &part : value.split('\n'))
                     head.headers.append({name, part});
-                }
-            } else {
+            else
                 head.headers.append({name, value});
-            }
             if (name.compare("content-length", Qt::CaseInsensitive) == 0) {
                 bool ok = false;
                 const qint64 length = value.trimmed().toLongLong(&ok);
@@ -227,17 +221,15 @@ private:
             retireManager();
             m_reply->abort(); // emits finished() synchronously
         }
-        if (alive && !m_fenceReported) {
+        if (alive && !m_fenceReported)
             onFinished();
-        }
     }
 
     void onFinished()
     {
         if (!m_fenced.isEmpty()) {
-            if (m_fenceReported) {
+            if (m_fenceReported)
                 return;
-            }
             m_fenceReported = true;
             m_failure = Failure::Protocol;
             m_errorDetail = m_fenced;
@@ -247,12 +239,10 @@ private:
         }
         if (!m_headArrived && m_reply->error() == QNetworkReply::NoError) {
             onMetaData(); // a head with no separate metaDataChanged (tiny responses)
-            if (!m_fenced.isEmpty()) {
+            if (!m_fenced.isEmpty())
                 return; // fence() finished the call
-            }
-            if (!m_headArrived) {
+            if (!m_headArrived)
                 return fence(QStringLiteral("a response with no status"));
-            }
         }
         m_failure = m_aborted ? Failure::Aborted : classify(m_reply->error(), m_headArrived);
         // When one connection of a QNAM fails, Qt 6.4 fails every request still queued inside
@@ -271,9 +261,8 @@ private:
         // QNAM reports it as an error (ContentReSendError once it may not re-send the POST).
         if (m_closeDelimited && m_failure == Failure::BrokenBody &&
             (m_reply->error() == QNetworkReply::RemoteHostClosedError ||
-             m_reply->error() == QNetworkReply::ContentReSendError)) {
+             m_reply->error() == QNetworkReply::ContentReSendError))
             m_failure = Failure::None;
-        }
         if (m_failure != Failure::None) {
             // ContentReSendError says only "Unknown error": it means the connection closed.
             m_errorDetail = m_reply->error() == QNetworkReply::ContentReSendError
@@ -287,9 +276,8 @@ private:
     // The exchange is over: its connection can serve another request.
     void releaseSlot()
     {
-        if (m_counted && m_manager && m_transport) {
+        if (m_counted && m_manager && m_transport)
             m_transport->release(m_origin, m_manager);
-        }
         m_counted = false;
     }
 
@@ -298,9 +286,8 @@ private:
     void detachManager()
     {
         releaseSlot();
-        if (m_manager && m_transport) {
+        if (m_manager && m_transport)
             m_transport->detach(m_origin, m_manager);
-        }
         m_manager = nullptr;
     }
 
@@ -349,16 +336,14 @@ QNetworkAccessManager *QnamTransport::acquire(const QString &origin)
     QList<Slot> &pool = m_pools[origin];
     Slot *best = nullptr;
     for (Slot &slot : pool) {
-        if (slot.retired) {
+        if (slot.retired)
             continue;
-        }
         if (slot.active < kQnamConnectionsPerHost) {
             best = &slot; // the first with room keeps warm connections reused
             break;
         }
-        if (!best || slot.active < best->active) {
+        if (!best || slot.active < best->active)
             best = &slot;
-        }
     }
     if (!best ||
         (best->active >= kQnamConnectionsPerHost && pool.size() < m_maxManagersPerOrigin)) {
@@ -383,14 +368,12 @@ QnamTransport::Slot *QnamTransport::slotOf(const QString &origin, QNetworkAccess
                                            qsizetype *index)
 {
     auto it = m_pools.find(origin);
-    if (it == m_pools.end()) {
+    if (it == m_pools.end())
         return nullptr;
-    }
     for (qsizetype i = 0; i < it->size(); ++i) {
         if ((*it)[i].manager == manager) {
-            if (index) {
+            if (index)
                 *index = i;
-            }
             return &(*it)[i];
         }
     }
@@ -399,18 +382,16 @@ QnamTransport::Slot *QnamTransport::slotOf(const QString &origin, QNetworkAccess
 
 void QnamTransport::release(const QString &origin, QNetworkAccessManager *manager)
 {
-    if (Slot *slot = slotOf(origin, manager)) {
+    if (Slot *slot = slotOf(origin, manager))
         --slot->active;
-    }
 }
 
 void QnamTransport::detach(const QString &origin, QNetworkAccessManager *manager)
 {
     qsizetype index = 0;
     Slot *slot = slotOf(origin, manager, &index);
-    if (!slot) {
+    if (!slot)
         return;
-    }
     --slot->holders;
     if (slot->retired && slot->holders <= 0) {
         slot->manager->deleteLater(); // closes its connections; its thread ends
@@ -420,9 +401,8 @@ void QnamTransport::detach(const QString &origin, QNetworkAccessManager *manager
 
 void QnamTransport::retire(const QString &origin, QNetworkAccessManager *manager)
 {
-    if (Slot *slot = slotOf(origin, manager)) {
+    if (Slot *slot = slotOf(origin, manager))
         slot->retired = true;
-    }
 }
 
 namespace {
@@ -439,11 +419,10 @@ HeaderList withRepeatsJoined(const HeaderList &headers)
         auto first = std::find_if(out.begin(), out.end(), [&name = name](const auto &h) {
             return h.first.compare(name, Qt::CaseInsensitive) == 0;
         });
-        if (first == out.end()) {
+        if (first == out.end())
             out.append({name, value});
-        } else {
+        else
             first->second += "\r\n" + name + ": " + value;
-        }
     }
     return out;
 }
@@ -471,9 +450,8 @@ QNetworkRequest QnamTransport::prepare(const UpstreamRequest &request) const
     }
     // An explicit Accept-Encoding is what stops QNAM from adding gzip and then silently
     // decompressing while keeping Content-Encoding: gzip.
-    if (!hasAcceptEncoding) {
+    if (!hasAcceptEncoding)
         qreq.setRawHeader("Accept-Encoding", "identity");
-    }
 
     qreq.setAttribute(QNetworkRequest::DoNotBufferUploadDataAttribute, true);
     qreq.setHeader(QNetworkRequest::ContentLengthHeader, request.body.size());

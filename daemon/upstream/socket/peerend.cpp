@@ -32,9 +32,8 @@ SocketShadow::~SocketShadow()
 void SocketShadow::watch(long long fd)
 {
     close();
-    if (fd >= 0) {
+    if (fd >= 0)
         m_fd = ::fcntl(int(fd), F_DUPFD_CLOEXEC, 0); // -1 on failure: no shadow, no harm
-    }
 }
 
 void SocketShadow::close()
@@ -47,14 +46,12 @@ void SocketShadow::close()
 
 PeerEnd SocketShadow::peerEnd() const
 {
-    if (m_fd < 0) {
+    if (m_fd < 0)
         return PeerEnd::Unknown;
-    }
     tcp_info info{};
     socklen_t size = sizeof info;
-    if (::getsockopt(m_fd, IPPROTO_TCP, TCP_INFO, &info, &size) != 0) {
+    if (::getsockopt(m_fd, IPPROTO_TCP, TCP_INFO, &info, &size) != 0)
         return PeerEnd::Unknown;
-    }
     return peerEndOf(info.tcpi_state);
 }
 

@@ -9,11 +9,10 @@ namespace {
 // A header name or value usually comes in one piece: one exact allocation, no growth.
 void appendPiece(QByteArray &to, const char *at, size_t n)
 {
-    if (to.isNull()) {
+    if (to.isNull())
         to = QByteArray(at, qsizetype(n));
-    } else {
+    else
         to.append(at, qsizetype(n));
-    }
 }
 } // namespace
 
@@ -47,30 +46,26 @@ void ResponseParser::reset(bool headRequest)
 
 void ResponseParser::feed(const QByteArray &data)
 {
-    if (hasError()) {
+    if (hasError())
         return;
-    }
     m_feeding = &data;
     const qsizetype size = data.size();
     qsizetype offset = 0;
     while (offset < size && !m_messageComplete) {
         if (m_inStatusLine) {
             scanStatusLine(data.constData() + offset, size - offset);
-            if (!m_headError.isEmpty()) {
+            if (!m_headError.isEmpty())
                 break;
-            }
         }
         offset += qsizetype(http_parser_execute(&m_parser, &settings(), data.constData() + offset,
                                                 size_t(size - offset)));
-        if (HTTP_PARSER_ERRNO(&m_parser) != HPE_PAUSED || m_messageComplete) {
+        if (HTTP_PARSER_ERRNO(&m_parser) != HPE_PAUSED || m_messageComplete)
             break;
-        }
         http_parser_pause(&m_parser, 0); // an interim head ended: the next status line follows
     }
     m_feeding = nullptr;
-    if (m_messageComplete && offset < size) {
+    if (m_messageComplete && offset < size)
         m_extraBytes = true; // bytes after the response: the connection is spent
-    }
 }
 
 void ResponseParser::scanStatusLine(const char *data, qsizetype size)
@@ -100,16 +95,14 @@ void ResponseParser::scanStatusLine(const char *data, qsizetype size)
 
 void ResponseParser::feedEof()
 {
-    if (!hasError() && !m_messageComplete) {
+    if (!hasError() && !m_messageComplete)
         http_parser_execute(&m_parser, &settings(), nullptr, 0);
-    }
 }
 
 bool ResponseParser::hasError() const
 {
-    if (!m_headError.isEmpty()) {
+    if (!m_headError.isEmpty())
         return true;
-    }
     const auto error = HTTP_PARSER_ERRNO(&m_parser);
     // A pause is how a complete response stops the parser, not an error.
     return (error != HPE_OK && error != HPE_PAUSED) || m_parser.upgrade;
@@ -117,24 +110,20 @@ bool ResponseParser::hasError() const
 
 QString ResponseParser::errorText() const
 {
-    if (!m_headError.isEmpty()) {
+    if (!m_headError.isEmpty())
         return m_headError;
-    }
-    if (m_parser.upgrade) {
+    if (m_parser.upgrade)
         return QStringLiteral("an unasked-for protocol upgrade");
-    }
     const auto error = http_errno(HTTP_PARSER_ERRNO(&m_parser));
-    if (error == HPE_HEADER_OVERFLOW) {
+    if (error == HPE_HEADER_OVERFLOW)
         return QStringLiteral("larger than 64 KiB");
-    }
     return QString::fromLatin1(http_errno_description(error));
 }
 
 bool ResponseParser::takeHead(UpstreamHead *head)
 {
-    if (!m_headPending) {
+    if (!m_headPending)
         return false;
-    }
     m_headPending = false;
     *head = std::move(m_pendingHead);
     m_pendingHead = UpstreamHead();
@@ -149,11 +138,10 @@ QByteArray ResponseParser::read(qint64 maxBytes)
         const qsizetype frontSize = front.size();
         const qsizetype take =
             qsizetype(std::min<qint64>(frontSize - m_chunkOffset, maxBytes - qint64(out.size())));
-        if (out.isEmpty() && m_chunkOffset == 0 && take == frontSize) {
+        if (out.isEmpty() && m_chunkOffset == 0 && take == frontSize)
             out = std::move(front); // no copy for a whole piece
-        } else {
+        else
             out.append(front.constData() + m_chunkOffset, take);
-        }
         m_chunkOffset += take;
         if (m_chunkOffset >= frontSize) {
             m_chunks.pop_front();
@@ -166,9 +154,8 @@ QByteArray ResponseParser::read(qint64 maxBytes)
 
 void ResponseParser::endHeader()
 {
-    if (!m_field.isEmpty()) {
+    if (!m_field.isEmpty())
         m_pendingHead.headers.append({std::move(m_field), std::move(m_value)});
-    }
     m_field = QByteArray(); // moved from: null, the next piece allocates exactly
     m_value = QByteArray();
     m_inValue = false;
@@ -178,9 +165,8 @@ int ResponseParser::headersComplete()
 {
     endHeader();
     const int status = int(m_parser.status_code);
-    if (status == 101) {
+    if (status == 101)
         return -1; // SLP never asks to switch protocols
-    }
     // http-parser 2.9 skips the body of a 1xx, 204 or 304 only when it has no
     // Content-Length: these never have one, whatever the head says (RFC 9112 6.3).
     if (status >= 100 && status < 200) {
@@ -188,9 +174,8 @@ int ResponseParser::headersComplete()
         return 1;
     }
     m_pendingHead.status = status;
-    if ((m_parser.flags & F_CONTENTLENGTH) && !(m_parser.flags & F_CHUNKED)) {
+    if ((m_parser.flags & F_CONTENTLENGTH) && !(m_parser.flags & F_CHUNKED))
         m_pendingHead.contentLength = qint64(m_parser.content_length);
-    }
     m_headPending = true;
     // HEAD: a length but no body
     return m_headRequest || statusHasNoBody(status) ? 1 : 0;
@@ -233,9 +218,8 @@ const http_parser_settings &ResponseParser::settings()
         };
         s.on_header_field = [](http_parser *p, const char *at, size_t n) {
             ResponseParser *c = self(p);
-            if (c->m_inValue) {
+            if (c->m_inValue)
                 c->endHeader();
-            }
             appendPiece(c->m_field, at, n);
             return 0;
         };
@@ -249,11 +233,10 @@ const http_parser_settings &ResponseParser::settings()
         s.on_body = [](http_parser *p, const char *at, size_t n) {
             ResponseParser *c = self(p);
             const QByteArray *piece = c->m_feeding;
-            if (piece && at == piece->constData() && qsizetype(n) == piece->size()) {
+            if (piece && at == piece->constData() && qsizetype(n) == piece->size())
                 c->m_chunks.push_back(*piece); // shared, not copied
-            } else {
+            else
                 c->m_chunks.emplace_back(at, qsizetype(n));
-            }
             c->m_buffered += qint64(n);
             c->m_bodyGrew = true;
             return 0;

@@ -27,30 +27,25 @@ using Endpoint = SocketEndpoint;
 
 bool stillUsable(QTcpSocket *socket, bool tls)
 {
-    if (socket->state() != QAbstractSocket::ConnectedState || socket->bytesAvailable() > 0) {
+    if (socket->state() != QAbstractSocket::ConnectedState || socket->bytesAvailable() > 0)
         return false;
-    }
     const qintptr fd = socket->socketDescriptor();
-    if (fd < 0) {
+    if (fd < 0)
         return tls;
-    }
     // The FIN may be in the kernel already without the event loop having seen it.
     char c = 0;
     const ssize_t n = ::recv(int(fd), &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n == 0) {
+    if (n == 0)
         return false;
-    }
-    if (n > 0) {
+    if (n > 0)
         return tls; // TLS records (a session ticket) are fine; plain bytes are garbage
-    }
     return errno == EAGAIN || errno == EWOULDBLOCK;
 }
 
 void discard(QTcpSocket *socket)
 {
-    if (SocketLink *link = SocketLink::of(socket)) {
+    if (SocketLink *link = SocketLink::of(socket))
         link->shadow.close(); // first: Qt's close is then the last one, as without a shadow
-    }
     socket->abort();
     socket->deleteLater();
 }
@@ -99,9 +94,8 @@ public:
 
     void abort() override
     {
-        if (m_finished) {
+        if (m_finished)
             return; // its connection is back in the pool or closed already
-        }
         m_failure = Failure::Aborted;
         m_errorDetail = QStringLiteral("aborted");
         closeSocket(); // the upstream sees the close at once: never pooled
@@ -129,9 +123,8 @@ private:
     {
         m_socket = socket;
         SocketLink *link = SocketLink::of(socket);
-        if (!link) {
+        if (!link)
             link = new SocketLink(socket, m_transport); // a Qt child of the socket
-        }
         link->call = this;
     }
 
@@ -139,9 +132,8 @@ private:
     QTcpSocket *detach()
     {
         QTcpSocket *socket = std::exchange(m_socket, nullptr);
-        if (SocketLink *link = socket ? SocketLink::of(socket) : nullptr) {
+        if (SocketLink *link = socket ? SocketLink::of(socket) : nullptr)
             link->call = nullptr;
-        }
         return socket;
     }
 
@@ -156,9 +148,8 @@ private:
     }
     void onReadyRead()
     {
-        if (!m_paused) {
+        if (!m_paused)
             pump();
-        }
     }
     void onWritten(qint64 n) { m_written += n; }
     void onDisconnected()
@@ -178,16 +169,14 @@ private:
             m_written += writeDirect(m_socket, m_body);
         }
         if (m_socket && m_socket->state() == QAbstractSocket::ConnectedState &&
-            m_socket->bytesToWrite() > 0) {
+            m_socket->bytesToWrite() > 0)
             m_socket->flush(); // out now, not on the next loop pass
-        }
     }
 
     void closeSocket()
     {
-        if (!m_socket) {
+        if (!m_socket)
             return;
-        }
         discard(detach());
     }
 
@@ -207,9 +196,8 @@ private:
     QString where()
     {
         notePeer();
-        if (!m_peer.isEmpty()) {
+        if (!m_peer.isEmpty())
             return QString();
-        }
         return m_endpoint.host + QLatin1Char(':') + QString::number(m_endpoint.port) +
                QStringLiteral(": ");
     }
@@ -237,9 +225,8 @@ private:
 
     void onError(QAbstractSocket::SocketError error)
     {
-        if (m_finished) {
+        if (m_finished)
             return;
-        }
         if (error == QAbstractSocket::RemoteHostClosedError) {
             m_peerClosed = true; // closed or reset: the end of a close-delimited body
             handleEof();
@@ -250,13 +237,12 @@ private:
             return;
         }
         Failure failure = Failure::Other;
-        if (m_headArrived) {
+        if (m_headArrived)
             failure = Failure::BrokenBody;
-        } else if (error == QAbstractSocket::ConnectionRefusedError) {
+        else if (error == QAbstractSocket::ConnectionRefusedError)
             failure = Failure::Refused;
-        } else if (error == QAbstractSocket::HostNotFoundError) {
+        else if (error == QAbstractSocket::HostNotFoundError)
             failure = Failure::NameLookup;
-        }
         const QString verb = error == QAbstractSocket::ConnectionRefusedError ||
                                      error == QAbstractSocket::HostNotFoundError
                                  ? QStringLiteral("connect to ")
@@ -271,51 +257,42 @@ private:
         QPointer<SocketCall> guard(this);
         while (m_socket && !m_finished && !m_paused) {
             const QByteArray data = m_socket->readAll(); // also re-arms Qt's read notifier
-            if (data.isEmpty()) {
+            if (data.isEmpty())
                 break;
-            }
-            if (!process(data) || !guard) {
+            if (!process(data) || !guard)
                 return;
-            }
-            if (m_response.buffered() > kHighWater) {
+            if (m_response.buffered() > kHighWater)
                 m_paused = true; // Qt fills its 64 KiB and then stops reading: backpressure
-            }
         }
     }
 
     void resume()
     {
         m_resumeQueued = false;
-        if (m_finished || !m_socket || !m_paused) {
+        if (m_finished || !m_socket || !m_paused)
             return;
-        }
         m_paused = false;
         QPointer<SocketCall> guard(this);
         pump();
-        if (guard && !m_finished && !m_paused && m_peerClosed) {
+        if (guard && !m_finished && !m_paused && m_peerClosed)
             handleEof();
-        }
     }
 
     void handleEof()
     {
-        if (m_finished) {
+        if (m_finished)
             return;
-        }
         if (m_socket && m_socket->bytesAvailable() > 0) {
-            if (m_paused) {
+            if (m_paused)
                 return; // resume() reads the rest first
-            }
             QPointer<SocketCall> guard(this);
             pump();
-            if (!guard || m_finished || m_paused) {
+            if (!guard || m_finished || m_paused)
                 return;
-            }
         }
         m_response.feedEof(); // EOF ends a close-delimited body
-        if (emitProgress()) {
+        if (emitProgress())
             return;
-        }
         if (mayRedial()) {
             redial();
             return;
@@ -346,9 +323,8 @@ private:
     {
         m_received += data.size();
         m_response.feed(data);
-        if (emitProgress()) {
+        if (emitProgress())
             return false;
-        }
         if (m_response.hasError()) {
             if (m_headArrived) {
                 fail(Failure::BrokenBody, where() + QStringLiteral("malformed response body: ") +
@@ -371,15 +347,13 @@ private:
             m_headArrived = true;
             dropUnfitRequestIds(head, m_endpoint.key);
             Q_EMIT headReceived(head);
-            if (!guard || m_finished) {
+            if (!guard || m_finished)
                 return true;
-            }
         }
         if (m_response.takeBodyGrew()) {
             Q_EMIT readyRead();
-            if (!guard || m_finished) {
+            if (!guard || m_finished)
                 return true;
-            }
         }
         if (m_response.isComplete()) {
             succeed();
@@ -393,11 +367,10 @@ private:
         const bool keep = m_response.keepAlive() && !m_response.hasExtraBytes() && !m_peerClosed &&
                           m_socket && m_socket->state() == QAbstractSocket::ConnectedState &&
                           m_socket->bytesToWrite() == 0 && m_socket->bytesAvailable() == 0;
-        if (keep && m_transport) {
+        if (keep && m_transport)
             m_transport->release(m_endpoint.key, detach());
-        } else {
+        else
             closeSocket();
-        }
         finishNow();
     }
 
@@ -445,24 +418,27 @@ private:
 SocketLink::SocketLink(QTcpSocket *socket, SocketTransport *transport)
     : QObject(socket), transport(transport)
 {
-    connect(socket, &QAbstractSocket::connected, this, [this, socket] {
-        shadow.watch(socket->socketDescriptor());
-        if (call) {
-            call->onConnected();
-        }
-    });
+    connect(
+        socket, &QAbstractSocket::connected, this,
+        [this, socket] {
+            shadow.watch(socket->socketDescriptor());
+            if (call)
+                call->onConnected();
+        });
     connect(socket, &QIODevice::readyRead, this,
             [this, socket] { call ? call->onReadyRead() : idleEvent(socket); });
     // channelBytesWritten, unlike bytesWritten, is not swallowed when Qt nests writes.
-    connect(socket, &QIODevice::channelBytesWritten, this, [this](int, qint64 n) {
-        if (call) {
-            call->onWritten(n);
-        }
-    });
-    connect(socket, &QAbstractSocket::errorOccurred, this,
-            [this, socket](QAbstractSocket::SocketError error) {
-                call ? call->onError(error) : idleEvent(socket);
-            });
+    connect(
+        socket, &QIODevice::channelBytesWritten, this,
+        [this](int, qint64 n) {
+            if (call)
+                call->onWritten(n);
+        });
+    connect(
+        socket, &QAbstractSocket::errorOccurred, this,
+        [this, socket](QAbstractSocket::SocketError error) {
+            call ? call->onError(error) : idleEvent(socket);
+        });
     connect(socket, &QAbstractSocket::disconnected, this,
             [this, socket] { call ? call->onDisconnected() : idleEvent(socket); });
 }
@@ -474,9 +450,8 @@ SocketLink *SocketLink::of(QTcpSocket *socket)
 
 void SocketLink::idleEvent(QTcpSocket *socket)
 {
-    if (transport) {
+    if (transport)
         transport->dropIdle(socket); // anything an idle connection does makes it useless
-    }
 }
 
 std::unique_ptr<UpstreamCall> startSocketCall(SocketTransport *transport,

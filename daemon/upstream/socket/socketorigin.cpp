@@ -21,13 +21,11 @@ SocketEndpoint endpointFor(const QUrl &url, const QString &key)
     e.host = url.host(QUrl::EncodeUnicode);
     e.port = quint16(url.port(defaultPort));
     QByteArray host = url.host(QUrl::FullyEncoded).toLatin1();
-    if (host.contains(':')) {
+    if (host.contains(':'))
         host = '[' + host + ']';
-    }
     e.hostHeader = host;
-    if (e.port != defaultPort) {
+    if (e.port != defaultPort)
         e.hostHeader += ':' + QByteArray::number(e.port);
-    }
     e.key = key;
     return e;
 }
@@ -36,9 +34,8 @@ QByteArray requestHead(const UpstreamRequest &request, const SocketEndpoint &end
 {
     const QByteArray target = request.target.isEmpty() ? QByteArray("/") : request.target;
     qsizetype size = request.method.size() + target.size() + endpoint.hostHeader.size() + 64;
-    for (const auto &[name, value] : request.headers) {
+    for (const auto &[name, value] : request.headers)
         size += name.size() + value.size() + 4;
-    }
     QByteArray head;
     head.reserve(size);
     head += request.method;
@@ -51,9 +48,8 @@ QByteArray requestHead(const UpstreamRequest &request, const SocketEndpoint &end
         // Framing and Host are the transport's; the core never passes them, but a stray one
         // would make the upstream read a different request.
         if (isNamed(name, "host") || isNamed(name, "content-length") ||
-            isNamed(name, "transfer-encoding")) {
+            isNamed(name, "transfer-encoding"))
             continue;
-        }
         head += name;
         head += ": ";
         head += value;

@@ -23,9 +23,8 @@ SocketTransport::~SocketTransport()
 {
     for (auto &list : m_idle) {
         for (const Idle &idle : list) {
-            if (SocketLink *link = SocketLink::of(idle.socket)) {
+            if (SocketLink *link = SocketLink::of(idle.socket))
                 link->transport = nullptr; // no dropIdle() while this is being destroyed
-            }
             idle.socket->abort();
             delete idle.socket;
         }
@@ -53,18 +52,16 @@ std::unique_ptr<UpstreamCall> SocketTransport::start(const UpstreamRequest &requ
 const SocketEndpoint &SocketTransport::endpointOf(const UpstreamRequest &request)
 {
     auto it = m_endpoints.find(request.origin);
-    if (it == m_endpoints.end()) {
+    if (it == m_endpoints.end())
         it = m_endpoints.insert(request.origin, endpointFor(request.originUrl, request.origin));
-    }
     return *it;
 }
 
 QTcpSocket *SocketTransport::takeIdle(const QString &key)
 {
     const auto it = m_idle.find(key);
-    if (it == m_idle.end()) {
+    if (it == m_idle.end())
         return nullptr;
-    }
     const bool tls = key.startsWith(QLatin1String("https:"));
     const qint64 now = m_clock.elapsed();
     while (!it->isEmpty()) {
@@ -89,17 +86,15 @@ void SocketTransport::release(const QString &key, QTcpSocket *socket)
     socket->setParent(this); // its SocketLink drops it on data, close or error (dropIdle)
     list.append(Idle{socket, m_clock.elapsed()});
     m_idleKey.insert(socket, key);
-    if (!m_sweep.isActive()) {
+    if (!m_sweep.isActive())
         m_sweep.start();
-    }
 }
 
 void SocketTransport::dropIdle(QTcpSocket *socket)
 {
     const auto keyIt = m_idleKey.find(socket);
-    if (keyIt == m_idleKey.end()) {
+    if (keyIt == m_idleKey.end())
         return;
-    }
     QList<Idle> &list = m_idle[keyIt.value()];
     m_idleKey.erase(keyIt);
     list.removeIf([socket](const Idle &idle) { return idle.socket == socket; });
@@ -119,9 +114,8 @@ void SocketTransport::sweep()
         }
         it = list.isEmpty() ? m_idle.erase(it) : std::next(it);
     }
-    if (m_idle.isEmpty()) {
+    if (m_idle.isEmpty())
         m_sweep.stop();
-    }
 }
 
 } // namespace slp

@@ -8,27 +8,25 @@ namespace slp::test {
 
 ConnectionPair::ConnectionPair(const ConnectionLimits &limits)
 {
-    if (!m_server.listen(QHostAddress::LocalHost, 0)) {
+    if (!m_server.listen(QHostAddress::LocalHost, 0))
         qFatal("listen failed: %s", qPrintable(m_server.errorString()));
-    }
     m_client = std::make_unique<QTcpSocket>();
-    QObject::connect(m_client.get(), &QTcpSocket::readyRead, m_client.get(), [this] {
-        if (m_reading) {
-            m_received += m_client->readAll();
-        }
-    });
+    QObject::connect(
+        m_client.get(), &QTcpSocket::readyRead, m_client.get(),
+        [this] {
+            if (m_reading)
+                m_received += m_client->readAll();
+        });
     QObject::connect(m_client.get(), &QTcpSocket::disconnected, m_client.get(),
                      [this] { m_closed = true; });
     m_client->connectToHost(QHostAddress::LocalHost, m_server.serverPort());
-    if (!m_server.waitForNewConnection(kWaitMs)) {
+    if (!m_server.waitForNewConnection(kWaitMs))
         qFatal("no connection accepted");
-    }
     m_serverSide = m_server.nextPendingConnection(); // owned by m_server until reparented
     m_serverSide->setParent(nullptr);
     m_connection = new ClientConnection(m_serverSide, limits); // Qt child of the socket
-    if (!waitFor([this] { return m_client->state() == QAbstractSocket::ConnectedState; })) {
+    if (!waitFor([this] { return m_client->state() == QAbstractSocket::ConnectedState; }))
         qFatal("client did not connect");
-    }
 }
 
 ConnectionPair::~ConnectionPair()
@@ -41,9 +39,8 @@ bool ConnectionPair::waitFor(const std::function<bool()> &condition, int ms)
 {
     QDeadlineTimer deadline(ms);
     while (!condition()) {
-        if (deadline.hasExpired()) {
+        if (deadline.hasExpired())
             return false;
-        }
         QTest::qWait(5);
     }
     return true;
@@ -63,13 +60,11 @@ bool ConnectionPair::receiveResponse()
 {
     return waitFor([this] {
         const qsizetype end = m_received.indexOf("\r\n\r\n");
-        if (end < 0) {
+        if (end < 0)
             return m_closed;
-        }
         const qsizetype at = m_received.indexOf("Content-Length: ");
-        if (at < 0 || at > end) {
+        if (at < 0 || at > end)
             return m_closed;
-        }
         const qsizetype eol = m_received.indexOf("\r\n", at);
         const qint64 length = m_received.mid(at + 16, eol - at - 16).toLongLong();
         return m_received.size() >= end + 4 + length;
@@ -84,9 +79,8 @@ bool ConnectionPair::waitClosed(int ms)
 void ConnectionPair::setReading(bool reading)
 {
     m_reading = reading;
-    if (reading) {
+    if (reading)
         m_received += m_client->readAll();
-    }
 }
 
 } // namespace slp::test

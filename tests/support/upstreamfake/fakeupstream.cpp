@@ -18,9 +18,8 @@ QByteArray FakeCall::read(qint64 maxBytes)
 
 void FakeCall::abort()
 {
-    if (!m_running) {
+    if (!m_running)
         return;
-    }
     m_log->aborted = true;
     m_running = false;
     m_failure = Failure::Aborted;

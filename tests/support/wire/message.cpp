@@ -5,29 +5,26 @@ namespace slp::wire {
 
 QByteArray headerValue(const HeaderList &headers, QByteArrayView name)
 {
-    for (const auto &h : headers) {
+    for (const auto &h : headers)
         if (h.first.compare(name, Qt::CaseInsensitive) == 0)
             return h.second;
-    }
     return {};
 }
 
 QList<QByteArray> headerValues(const HeaderList &headers, QByteArrayView name)
 {
     QList<QByteArray> out;
-    for (const auto &h : headers) {
+    for (const auto &h : headers)
         if (h.first.compare(name, Qt::CaseInsensitive) == 0)
             out << h.second;
-    }
     return out;
 }
 
 bool hasHeader(const HeaderList &headers, QByteArrayView name)
 {
-    for (const auto &h : headers) {
+    for (const auto &h : headers)
         if (h.first.compare(name, Qt::CaseInsensitive) == 0)
             return true;
-    }
     return false;
 }
 

@@ -346,10 +346,9 @@ void TstAggregateSse::bomAndLoneCr()
     // CR then LF in separate feeds is one line ending, not a blank line in between
     QByteArray crlf = withLineEnding(body, "\r\n");
     QList<qsizetype> cuts;
-    for (qsizetype i = 0; i < crlf.size(); ++i) {
+    for (qsizetype i = 0; i < crlf.size(); ++i)
         if (crlf[i] == '\r')
             cuts.append(i + 1);
-    }
     const auto split = runCuts(Kind::Chat, crlf, cuts);
     EXPECT_STATE(*split, State::Done);
     QCOMPARE(split->result(), withBom->result());

@@ -11,9 +11,8 @@ namespace {
 Config compile(const QByteArray &yaml)
 {
     ConfigResult result = compileConfig(yaml, QStringLiteral("test.yaml"));
-    if (auto *errors = std::get_if<QList<ConfigError>>(&result)) {
+    if (auto *errors = std::get_if<QList<ConfigError>>(&result))
         qFatal("config does not compile: %s", qPrintable(errors->first().toString()));
-    }
     return std::get<Config>(std::move(result));
 }
 

@@ -826,10 +826,9 @@ void TestBodyScanner::differential()
             if (n >= 2)
                 ++duplicatesChecked;
         }
-        for (int m = 0; m < mutantsPerBody; ++m) {
+        for (int m = 0; m < mutantsPerBody; ++m)
             if (!check(gen.mutate(body)))
                 return;
-        }
     }
 
     qInfo("compared %d bodies (%d spliced, %d duplicate-model)", compared, spliced,

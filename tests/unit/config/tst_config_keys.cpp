@@ -69,10 +69,9 @@ QList<QStringList> keyTableRows()
         return {};
     const qsizetype end = doc.indexOf(QLatin1String("\n## "), start + 1);
     QList<QStringList> rows;
-    for (const QString &line : doc.mid(start, end - start).split(QLatin1Char('\n'))) {
+    for (const QString &line : doc.mid(start, end - start).split(QLatin1Char('\n')))
         if (line.startsWith(QLatin1String("| `")))
             rows << line.split(QLatin1Char('|'));
-    }
     return rows;
 }
 

@@ -65,9 +65,8 @@ route(int maxAttempts, std::chrono::milliseconds timeout, const QString &timeout
     r->timeout = timeout;
     r->timeoutText = timeoutText;
     r->maxAttempts = maxAttempts;
-    if (edit) {
+    if (edit)
         edit(*r);
-    }
     return r;
 }
 
@@ -144,27 +143,22 @@ QList<QByteArray> chunksOf(const QByteArray &raw, bool *ended = nullptr)
 {
     QList<QByteArray> out;
     qsizetype at = raw.indexOf("\r\n\r\n");
-    if (ended) {
+    if (ended)
         *ended = false;
-    }
-    if (at < 0) {
+    if (at < 0)
         return out;
-    }
     at += 4;
     while (at < raw.size()) {
         const qsizetype eol = raw.indexOf("\r\n", at);
-        if (eol < 0) {
+        if (eol < 0)
             break;
-        }
         bool ok = false;
         const qsizetype size = raw.mid(at, eol - at).toLongLong(&ok, 16);
-        if (!ok || eol + 2 + size + 2 > raw.size()) {
+        if (!ok || eol + 2 + size + 2 > raw.size())
             break;
-        }
         if (size == 0) {
-            if (ended) {
+            if (ended)
                 *ended = true;
-            }
             break;
         }
         out.append(raw.mid(eol + 2, size));
@@ -181,9 +175,8 @@ int checkComments(const QList<QByteArray> &chunks)
     SseBoundary boundary;
     for (const QByteArray &chunk : chunks) {
         if (chunk == kComment) {
-            if (!boundary.atBoundary()) {
+            if (!boundary.atBoundary())
                 return -1;
-            }
             ++comments;
             continue;
         }
@@ -195,9 +188,8 @@ int checkComments(const QList<QByteArray> &chunks)
 QByteArray withoutComments(const QList<QByteArray> &chunks)
 {
     QByteArray out;
-    for (const QByteArray &chunk : chunks) {
+    for (const QByteArray &chunk : chunks)
         out += chunk == kComment ? QByteArray() : chunk;
-    }
     return out;
 }
 
@@ -563,9 +555,8 @@ private Q_SLOTS:
                                   chatChunk("{\"content\":\" world\"}", "null") +
                                   chatChunk("{}", "\"stop\"");
         // In awkward pieces, and nothing reaches the client before the end.
-        for (qsizetype at = 0; at < stream.size(); at += 37) {
+        for (qsizetype at = 0; at < stream.size(); at += 37)
             call->push(stream.mid(at, 37));
-        }
         watchQuietWindow();
         QVERIFY(rig.pair.received().isEmpty());
         // [DONE] is the end: the answer goes out without waiting for the transport's finish.
@@ -700,9 +691,8 @@ private Q_SLOTS:
         QFETCH(QByteArrayList, pieces);
         QFETCH(bool, atBoundary);
         SseBoundary boundary;
-        for (const QByteArray &piece : pieces) {
+        for (const QByteArray &piece : pieces)
             boundary.feed(piece);
-        }
         QCOMPARE(boundary.atBoundary(), atBoundary);
     }
 
@@ -939,9 +929,8 @@ private Q_SLOTS:
         QCOMPARE(modelCounter(rig.ex->metrics, slp::metric::sseKeepalives), 0.0);
         // The upstream ends its side too: a call still running when its exchange is done is
         // kept until it finishes (its connection goes back to the pool).
-        if (call->isRunning()) {
+        if (call->isRunning())
             call->succeed();
-        }
     }
 
     // slp_responses_broken_total: a head reached the client and its body did not end cleanly.
@@ -1006,9 +995,8 @@ private Q_SLOTS:
             call->push(chatChunk(R"({"content":"Hel"})"));
             call->fail(UpstreamCall::Failure::BrokenBody, QStringLiteral("closed mid-body"));
         }
-        if (how != 2) {
+        if (how != 2)
             QVERIFY(rig.pair.receiveResponse());
-        }
         QVERIFY(!rig.ex->metrics.render().contains("slp_responses_broken_total{"));
     }
 

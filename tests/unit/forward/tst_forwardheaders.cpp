@@ -18,10 +18,9 @@ using H = QPair<QByteArray, QByteArray>;
 QList<QByteArray> valuesOf(const HeaderList &headers, QByteArrayView name)
 {
     QList<QByteArray> out;
-    for (const auto &[n, v] : headers) {
+    for (const auto &[n, v] : headers)
         if (n.size() == name.size() && qstrnicmp(n.constData(), name.data(), n.size()) == 0)
             out << v;
-    }
     return out;
 }
 
@@ -111,10 +110,9 @@ void TestForwardHeaders::upstreamPassesOthersWithRepeatsInOrder()
     QCOMPARE(valuesOf(out.forward, "X-Multi"), (QList<QByteArray>{"one", "two", "three"}));
     // Kept apart, not folded into one comma list, and in the client's order.
     QList<QByteArray> names;
-    for (const auto &[n, v] : out.forward) {
+    for (const auto &[n, v] : out.forward)
         if (!n.startsWith("X-Forwarded"))
             names << n;
-    }
     QCOMPARE(names, (QList<QByteArray>{"X-Multi", "Accept", "x-multi", "Cookie", "X-MULTI",
                                        "OpenAI-Beta"}));
 }

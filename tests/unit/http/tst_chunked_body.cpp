@@ -136,18 +136,16 @@ private Q_SLOTS:
             for (qsizetype cut = 1; cut < body.size(); ++cut) {
                 ChunkedBodyValidator split;
                 auto result = split.feed(body.first(cut));
-                if (result == Result::NeedMore) {
+                if (result == Result::NeedMore)
                     result = split.feed(body.sliced(cut));
-                }
                 QVERIFY2(result == expected,
                          (body.left(40) + " cut at " + QByteArray::number(cut)).constData());
                 QCOMPARE(split.dataBytes(), whole.dataBytes());
                 QCOMPARE(split.wireBytes(), whole.wireBytes());
                 QCOMPARE(split.error(), whole.error());
             }
-            if (expected == Result::Done) {
+            if (expected == Result::Done)
                 QCOMPARE(whole.wireBytes(), body.size());
-            }
         }
     }
 };

@@ -55,9 +55,9 @@ PollResult withName(const QString &moment, const QString &name)
 
 bool hasControl(const QString &text)
 {
-    return std::any_of(text.cbegin(), text.cend(), [](QChar c) {
-        return c.category() == QChar::Other_Control && c != QLatin1Char('\n');
-    });
+    return std::any_of(
+        text.cbegin(), text.cend(),
+        [](QChar c) { return c.category() == QChar::Other_Control && c != QLatin1Char('\n'); });
 }
 
 } // namespace
@@ -119,10 +119,9 @@ void TestMonitorPlainText::hostileNameOnEveryFace()
     const StatusUpdate update = model.apply(readSnapshot(withName("ambiguous", kHostile)));
 
     const RouteStatus *qwen = nullptr;
-    for (const RouteStatus &r : update.snapshot.routes) {
+    for (const RouteStatus &r : update.snapshot.routes)
         if (r.entry.id == QLatin1String("qwen3-8b"))
             qwen = &r;
-    }
     QVERIFY(qwen);
     QCOMPARE(qwen->upstreamName(), kShown);
 

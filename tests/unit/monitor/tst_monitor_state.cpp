@@ -24,10 +24,9 @@ PollResult refused()
 
 const RouteStatus *route(const StatusSnapshot &s, const QString &id)
 {
-    for (const RouteStatus &r : s.routes) {
+    for (const RouteStatus &r : s.routes)
         if (r.entry.id == id)
             return &r;
-    }
     return nullptr;
 }
 
@@ -41,8 +40,8 @@ QStringList kinds(const QList<Transition> &ts)
 
 int countKind(const QList<Transition> &ts, Transition::Kind kind)
 {
-    return int(std::count_if(ts.cbegin(), ts.cend(),
-                             [kind](const Transition &t) { return t.kind == kind; }));
+    return int(std::count_if(
+        ts.cbegin(), ts.cend(), [kind](const Transition &t) { return t.kind == kind; }));
 }
 
 } // namespace

@@ -87,10 +87,9 @@ StatusSnapshot snapshotAt(qint64 seconds, const QList<Route> &routes)
 
 const RouteStatus &route(const StatusSnapshot &s, const QString &id)
 {
-    for (const RouteStatus &r : s.routes) {
+    for (const RouteStatus &r : s.routes)
         if (r.entry.id == id)
             return r;
-    }
     qFatal("no route %s", qPrintable(id));
 }
 

@@ -15,9 +15,8 @@ namespace {
 QByteArray pattern(qsizetype size)
 {
     QByteArray out(size, Qt::Uninitialized);
-    for (qsizetype i = 0; i < size; ++i) {
+    for (qsizetype i = 0; i < size; ++i)
         out[i] = char('a' + (i * 7 + i / 4093) % 26);
-    }
     return out;
 }
 

@@ -112,11 +112,14 @@ void TestEpollDispatcher::workerThreadRunsItsOwnLoop()
     context->moveToThread(&thread);
     connect(&thread, &QThread::finished, context, &QObject::deleteLater);
     std::atomic_int fired{0};
-    QMetaObject::invokeMethod(context, [&fired, context] {
-        auto *timer = new QTimer(context); // owned by context, on the thread
-        QObject::connect(timer, &QTimer::timeout, [&fired] { ++fired; });
-        timer->start(5);
-    });
+    QMetaObject::invokeMethod(
+        context,
+        [&fired, context] {
+            auto *timer = new QTimer(context); // owned by context, on the thread
+            QObject::connect(
+                timer, &QTimer::timeout, [&fired] { ++fired; });
+            timer->start(5);
+        });
     QVERIFY(spinUntil([&] { return fired >= 5; }));
     thread.quit();
     QVERIFY(thread.wait(5000));
@@ -158,11 +161,14 @@ void TestEpollDispatcher::killedTimerNeverFires()
     third.setSingleShot(true);
     int secondFired = 0;
     int thirdFired = 0;
-    connect(&first, &QTimer::timeout, this, [&] {
-        second.stop();
-        third.start(2 * slp::test::kQuietWindowMs); // still ahead when the window ends
-    });
-    connect(&second, &QTimer::timeout, this, [&] { ++secondFired; });
+    connect(
+        &first, &QTimer::timeout, this,
+        [&] {
+            second.stop();
+            third.start(2 * slp::test::kQuietWindowMs); // still ahead when the window ends
+        });
+    connect(
+        &second, &QTimer::timeout, this, [&] { ++secondFired; });
     connect(&third, &QTimer::timeout, this, [&] { ++thirdFired; });
     first.start(10);
     second.start(10);
@@ -215,10 +221,12 @@ void TestEpollDispatcher::readAndWriteNotifiers()
         }
         ++reads;
     });
-    connect(&writable, &QSocketNotifier::activated, this, [&] {
-        ++writes;
-        writable.setEnabled(false); // level-triggered: always writable otherwise
-    });
+    connect(
+        &writable, &QSocketNotifier::activated, this,
+        [&] {
+            ++writes;
+            writable.setEnabled(false); // level-triggered: always writable otherwise
+        });
     QVERIFY(spinUntil([&] { return writes == 1; }));
     QCOMPARE(reads, 0);
     QVERIFY(::write(pair.fds[1], "abc", 3) == 3);
@@ -265,10 +273,12 @@ void TestEpollDispatcher::regularFileIsAlwaysReady()
     QVERIFY(file.open());
     QSocketNotifier notifier(file.handle(), QSocketNotifier::Read);
     int fired = 0;
-    connect(&notifier, &QSocketNotifier::activated, this, [&] {
-        ++fired;
-        notifier.setEnabled(false);
-    });
+    connect(
+        &notifier, &QSocketNotifier::activated, this,
+        [&] {
+            ++fired;
+            notifier.setEnabled(false);
+        });
     QVERIFY(spinUntil([&] { return fired == 1; }));
 }
 

@@ -314,10 +314,9 @@ void TestMetrics::concurrentUpdatesFromWorkerThreads()
         });
     }
     threads.emplace_back([&registry, &renders] {
-        for (int i = 0; i < 200; ++i) {
+        for (int i = 0; i < 200; ++i)
             if (slp::parsePromText(registry.render()).error.isEmpty())
                 ++renders;
-        }
     });
     for (std::thread &thread : threads)
         thread.join();

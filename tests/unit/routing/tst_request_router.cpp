@@ -46,9 +46,8 @@ backends:
 std::shared_ptr<const RouteTable> table()
 {
     auto result = slp::compileConfig(kYaml, QStringLiteral("router.yaml"));
-    if (auto *errors = std::get_if<QList<slp::ConfigError>>(&result)) {
+    if (auto *errors = std::get_if<QList<slp::ConfigError>>(&result))
         qFatal("config did not compile: %s", qPrintable(errors->first().toString()));
-    }
     auto routes = std::make_shared<RouteTable>(std::get<slp::Config>(std::move(result)));
     routes->discovery(routes->find(QStringLiteral("disc"))).name = QStringLiteral("Disc-Upstream");
     return routes;

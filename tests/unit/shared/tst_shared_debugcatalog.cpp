@@ -167,11 +167,10 @@ void TestDebugCatalog::omission()
     QCOMPARE(pending.value("last_probe").toString(), u"error"_qs);
     QCOMPARE(pending.value("last_probe_at").toString(), u"2024-06-01T12:00:00Z"_qs);
     // The always-present debug fields
-    for (const QJsonValue &v : data) {
+    for (const QJsonValue &v : data)
         for (const char *k :
              {"discovery", "timeout", "retry", "aggregate", "stream_idle_timeout", "sse_keepalive"})
             QVERIFY2(v.toObject().contains(k), k);
-    }
     // A local-time QDateTime is written in UTC, seconds only.
     Catalog c;
     CatalogEntry e;

@@ -128,10 +128,9 @@ void TestPrometheusText::roundTrip()
     for (const PromSample &s : r.samples)
         again += promSampleLine(s.name.toUtf8(), s.labels, s.value);
     QByteArray samplesOnly;
-    for (const QByteArray &line : text.split('\n')) {
+    for (const QByteArray &line : text.split('\n'))
         if (!line.isEmpty() && !line.startsWith('#'))
             samplesOnly += line + '\n';
-    }
     QCOMPARE(again, samplesOnly);
 }
 

@@ -38,9 +38,8 @@ struct Listener
         addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         socklen_t size = sizeof addr;
         if (::bind(fd, reinterpret_cast<sockaddr *>(&addr), size) != 0 || ::listen(fd, 4) != 0 ||
-            ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &size) != 0) {
+            ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &size) != 0)
             return;
-        }
         port = ntohs(addr.sin_port);
     }
     ~Listener() { ::close(fd); }
@@ -140,23 +139,19 @@ void TestPeerEnd::resetAndFinToldApart()
     QVERIFY(shadow.isOpen());
     QCOMPARE(shadow.peerEnd(), PeerEnd::Open);
 
-    if (reset) {
+    if (reset)
         resetAndClose(server);
-    } else {
+    else
         ::shutdown(server, SHUT_WR);
-    }
     // What Qt does: read to the end and close its descriptor.
     QTRY_VERIFY_WITH_TIMEOUT(readToEnd(client), 5000);
-    if (firstClosed) {
+    if (firstClosed)
         ::close(client);
-    }
     QCOMPARE(shadow.peerEnd(), expected);
-    if (!firstClosed) {
+    if (!firstClosed)
         ::close(client);
-    }
-    if (!reset) {
+    if (!reset)
         ::close(server);
-    }
 }
 
 void TestPeerEnd::shadowClosesItsDescriptor()
@@ -213,27 +208,24 @@ void TestPeerEnd::qtClosesItsDescriptorFirst()
         seen = shadow.peerEnd();
         qtFdOpenAtError = ::fcntl(qtFd, F_GETFD) != -1;
     });
-    if (reset) {
+    if (reset)
         resetAndClose(server);
-    } else {
+    else
         ::shutdown(server, SHUT_WR);
-    }
     QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 1, 5000);
     QCOMPARE(errors.first().first().value<QAbstractSocket::SocketError>(),
              QAbstractSocket::RemoteHostClosedError);
     QVERIFY(!qtFdOpenAtError); // Qt's own descriptor cannot be asked any more
     QCOMPARE(seen, expected);
-    if (!reset) {
+    if (!reset)
         ::close(server);
-    }
 }
 
 // An https upstream is shadowed too: QSslSocket has its descriptor when it says connected.
 void TestPeerEnd::tlsSocketShadowedOnConnect()
 {
-    if (!QSslSocket::supportsSsl()) {
+    if (!QSslSocket::supportsSsl())
         QSKIP("no TLS backend");
-    }
     Listener listener;
     QSslSocket socket;
     SocketShadow shadow;

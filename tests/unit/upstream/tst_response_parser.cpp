@@ -31,21 +31,18 @@ struct Outcome
     {
         const auto escaped = [](const QByteArray &bytes) {
             QByteArray out;
-            for (const char c : bytes) {
-                if (c == '\r') {
+            for (const char c : bytes)
+                if (c == '\r')
                     out += "\\r";
-                } else if (c == '\n') {
+                else if (c == '\n')
                     out += "\\n";
-                } else {
+                else
                     out += c;
-                }
-            }
             return QString::fromLatin1(out);
         };
         QStringList headers;
-        for (const auto &[name, value] : head.headers) {
+        for (const auto &[name, value] : head.headers)
             headers << escaped(name + ": " + value);
-        }
         const auto flag = [](bool b) { return b ? QStringLiteral("1") : QStringLiteral("0"); };
         return u"error="_qs + flag(error) + u" ("_qs + errorText + u") heads="_qs +
                QString::number(headCount) + u" status="_qs + QString::number(head.status) +
@@ -77,9 +74,8 @@ void collect(ResponseParser &parser, Outcome &out)
     parser.takeBodyGrew();
     while (parser.buffered() > 0) {
         const QByteArray piece = parser.read(7); // small reads: the queue is walked too
-        if (piece.isEmpty()) {
+        if (piece.isEmpty())
             break;
-        }
         out.body += piece;
     }
 }
@@ -393,9 +389,8 @@ private Q_SLOTS:
 
         // Many fields that together pass the limit count as well.
         QByteArray many = "HTTP/1.1 200 OK\r\n";
-        while (many.size() <= qsizetype(ResponseParser::kMaxHeadBytes)) {
+        while (many.size() <= qsizetype(ResponseParser::kMaxHeadBytes))
             many += "X-Field: " + QByteArray(100, 'b') + "\r\n";
-        }
         many += "\r\n";
         const Outcome m = parseEveryWay(many, false, false, 1499);
         QVERIFY(m.error);
