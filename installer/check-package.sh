@@ -282,7 +282,12 @@ fi
 # ---- boot -------------------------------------------------------------------------------------
 # The unit itself, under systemd as PID 1 on a clean root: start, /healthz, reload with a good
 # and a bad config, stop. Needs the same root as the chroot install test and systemd-nspawn.
-if [ -x "$chroot_dir/bin/sh" ]; then
+if [ "${SLP_SANITIZED:-0}" = 1 ]; then
+    # scripts/test-asan.sh packs the sanitizer build: LeakSanitizer stops every thread with
+    # ptrace at each exit, which the unit's syscall sandbox refuses, so each exit (the reload's
+    # check, the stop) fails on the sandbox, not on slp. The release suite boots the real .deb.
+    step "boot test skipped: a sanitizer build under the unit's sandbox (the release suite boots it)"
+elif [ -x "$chroot_dir/bin/sh" ]; then
     step "boot a clean Debian 12 root with systemd-nspawn (installer/boot-test.sh)"
     "$src_dir/boot-test.sh" "$chroot_dir" "$deb_slp"
     rc=$?
