@@ -242,10 +242,9 @@ void ForwardExchange::complete()
 
 void ForwardExchange::breakOff(const QString &detail)
 {
-    // Qt reports most resets as a plain close ("remote host closed"): only a transport that
-    // names the reset in its detail is told apart.
-    end(detail.contains(QLatin1String("reset"), Qt::CaseInsensitive) ? Ending::UpstreamReset
-                                                                     : Ending::UpstreamClosed);
+    // Qt reports a reset as a plain close: only a transport that can tell says ResetBody.
+    end(m_call->failure() == UpstreamCall::Failure::ResetBody ? Ending::UpstreamReset
+                                                              : Ending::UpstreamClosed);
     // Never a silently truncated success: the client sees the connection end uncleanly.
     m_log.brokeOff(m_bytesDown, upstreamPeerForLog(), detail);
     m_writer->breakConnection();

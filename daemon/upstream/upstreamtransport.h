@@ -47,6 +47,7 @@ public:
         NameLookup, // host not found
         Protocol,   // malformed or oversized response head, garbage
         BrokenBody, // the connection died after the head, before the body's end
+        ResetBody,  // ... and the upstream reset it (an RST), where the transport can tell
         Aborted,    // we aborted (timeout or client gone)
         Unsendable, // the transport cannot send the request as the client sent it: a 400,
                     // errorDetail() is the client's message

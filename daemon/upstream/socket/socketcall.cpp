@@ -298,10 +298,10 @@ private:
             return;
         }
         if (m_headArrived) {
-            // "reset" in the detail is what the exchange counts as upstream_reset.
-            const QString how = peerReset() ? QStringLiteral("reset") : QStringLiteral("closed");
-            fail(Failure::BrokenBody,
-                 where() + QStringLiteral("connection %1 by the upstream mid-body").arg(how));
+            const bool reset = peerReset();
+            fail(reset ? Failure::ResetBody : Failure::BrokenBody,
+                 where() + QStringLiteral("connection %1 by the upstream mid-body")
+                               .arg(reset ? QStringLiteral("reset") : QStringLiteral("closed")));
         } else if (m_received > 0) {
             fail(Failure::Protocol,
                  where() + QStringLiteral("connection closed inside the response head"));

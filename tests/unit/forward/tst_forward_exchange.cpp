@@ -959,8 +959,8 @@ private Q_SLOTS:
             call->fail(UpstreamCall::Failure::BrokenBody,
                        QStringLiteral("connection closed by the upstream mid-body"));
         } else if (reason == "upstream_reset") {
-            call->fail(UpstreamCall::Failure::BrokenBody,
-                       QStringLiteral("Connection reset by peer"));
+            call->fail(UpstreamCall::Failure::ResetBody,
+                       QStringLiteral("connection reset by the upstream mid-body"));
         } else if (reason == "client_gone") {
             rig.pair.client()->abort();
         }
