@@ -27,13 +27,17 @@ if [ "${#missing[@]}" -gt 0 ]; then
     echo "install-deps: installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     $SUDO apt-get update -qq
-    # systemd-container (systemd-nspawn, for the package test's boot test) must be the
-    # installed systemd's exact version: asking for that one keeps apt from upgrading systemd.
+    # systemd-container (systemd-nspawn, for the package test's boot test) and libsystemd-dev
+    # must be the installed systemd's exact version: the newer point release in bookworm's
+    # main pulls a libsystemd0 that the installed systemd refuses, and apt then gives up
+    # ("Resolve generated breaks"). Asking for the installed version keeps systemd as it is.
     systemd_version=$(dpkg-query -W -f='${Version}' systemd 2>/dev/null || true)
-    candidates=$(apt-cache madison systemd-container 2>/dev/null || true)
-    if [ -n "$systemd_version" ] && grep -qF " $systemd_version " <<<"$candidates"; then
-        missing=("${missing[@]/#systemd-container/systemd-container=$systemd_version}")
-    fi
+    for pinned in systemd-container libsystemd-dev; do
+        candidates=$(apt-cache madison "$pinned" 2>/dev/null || true)
+        if [ -n "$systemd_version" ] && grep -qF " $systemd_version " <<<"$candidates"; then
+            missing=("${missing[@]/#$pinned/$pinned=$systemd_version}")
+        fi
+    done
     $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
