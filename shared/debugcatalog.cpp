@@ -81,6 +81,15 @@ QString rfc3339(const QDateTime &t)
     return t.toUTC().toString(QStringLiteral("yyyy-MM-dd'T'HH:mm:ss'Z'"));
 }
 
+void appendFailure(QByteArray &out, const RouteFailure &f)
+{
+    out += ",\"last_failure\":{\"at\":";
+    appendJsonString(out, rfc3339(f.at));
+    appendMember(out, "what", f.what);
+    appendMember(out, "request_id", f.requestId);
+    out += '}';
+}
+
 bool fail(QString *error, const QString &why)
 {
     if (error)
@@ -115,6 +124,36 @@ bool readBool(const QJsonObject &o, const char *key, bool *out, QString *error, 
     return true;
 }
 
+std::optional<QDateTime> readTime(const QString &text)
+{
+    const QDateTime t = QDateTime::fromString(text, Qt::ISODate);
+    if (!t.isValid())
+        return std::nullopt;
+    return t.toUTC();
+}
+
+// "last_failure": absent, null, or {"at","what","request_id"} (all strings).
+bool readFailure(const QJsonObject &o, std::optional<RouteFailure> *out, QString *error, int index)
+{
+    const QJsonValue v = o.value(QLatin1String("last_failure"));
+    if (v.isUndefined() || v.isNull())
+        return true;
+    const QString where = QStringLiteral("data[%1].last_failure").arg(index);
+    if (!v.isObject())
+        return fail(error, where + QStringLiteral(" is not an object"));
+    const QJsonObject f = v.toObject();
+    const QJsonValue at = f.value(QLatin1String("at"));
+    const QJsonValue what = f.value(QLatin1String("what"));
+    const QJsonValue id = f.value(QLatin1String("request_id"));
+    if (!at.isString() || !what.isString() || !id.isString())
+        return fail(error, where + QStringLiteral(" needs the strings at, what and request_id"));
+    const std::optional<QDateTime> when = readTime(at.toString());
+    if (!when)
+        return fail(error, where + QStringLiteral(".at is not an RFC 3339 time: ") + at.toString());
+    *out = RouteFailure{*when, what.toString(), id.toString()};
+    return true;
+}
+
 } // namespace
 
 QByteArray catalogToJson(const Catalog &catalog, bool debug)
@@ -143,6 +182,10 @@ QByteArray catalogToJson(const Catalog &catalog, bool debug)
             appendMember(out, "aggregate", e.aggregate);
             appendMember(out, "stream_idle_timeout", e.streamIdleTimeout);
             appendMember(out, "sse_keepalive", e.sseKeepalive);
+            if (!e.state.isEmpty())
+                appendMember(out, "state", e.state);
+            if (e.lastFailure)
+                appendFailure(out, *e.lastFailure);
         }
         out += '}';
     }
@@ -207,17 +250,19 @@ std::optional<Catalog> catalogFromJson(const QByteArray &json, QString *error)
             !readBool(o, "retry", &e.retry, error, i) ||
             !readBool(o, "aggregate", &e.aggregate, error, i) ||
             !readString(o, "stream_idle_timeout", &e.streamIdleTimeout, error, i) ||
-            !readString(o, "sse_keepalive", &e.sseKeepalive, error, i))
+            !readString(o, "sse_keepalive", &e.sseKeepalive, error, i) ||
+            !readString(o, "state", &e.state, error, i) ||
+            !readFailure(o, &e.lastFailure, error, i))
             return std::nullopt;
         if (!lastProbeAt.isEmpty()) {
-            e.lastProbeAt = QDateTime::fromString(lastProbeAt, Qt::ISODate);
-            if (!e.lastProbeAt.isValid()) {
+            const std::optional<QDateTime> when = readTime(lastProbeAt);
+            if (!when) {
                 fail(error, QStringLiteral("data[%1].last_probe_at is not an RFC 3339 time: %2")
                                 .arg(i)
                                 .arg(lastProbeAt));
                 return std::nullopt;
             }
-            e.lastProbeAt = e.lastProbeAt.toUTC();
+            e.lastProbeAt = *when;
         }
         catalog.entries.append(e);
     }

@@ -11,6 +11,14 @@
 
 namespace slp {
 
+// The last request of a route that failed, as the client knew it: never a host or an address.
+struct RouteFailure
+{
+    QDateTime at;      // written RFC 3339 UTC
+    QString what;      // a short sentence: "connection refused", "upstream closed mid-body"
+    QString requestId; // the X-Request-Id the client got
+};
+
 // The shape of GET /v1/models?debug, shared by the daemon (writer) and slp-monitor (reader).
 struct CatalogEntry
 {
@@ -25,6 +33,8 @@ struct CatalogEntry
     bool aggregate = false;
     QString streamIdleTimeout = QStringLiteral("0s"); // Go duration string; "0s" = off
     QString sseKeepalive = QStringLiteral("0s");      // Go duration string; "0s" = off
+    QString state; // passive route state: ok | slow | failing | stalled; empty = omitted
+    std::optional<RouteFailure> lastFailure; // omitted when the route has not failed
 };
 
 struct Catalog

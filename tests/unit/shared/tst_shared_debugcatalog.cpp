@@ -85,6 +85,9 @@ private slots:
     void rejects_data();
     void rejects();
     void lastProbeAtParsing();
+    void routeHealth();
+    void routeHealthRejects_data();
+    void routeHealthRejects();
     void debugRequestedTable_data();
     void debugRequestedTable();
 };
@@ -333,6 +336,64 @@ void TestDebugCatalog::debugRequestedTable()
     QFETCH(QString, value);
     QFETCH(bool, debug);
     QCOMPARE(debugRequested(present, value), debug);
+}
+
+void TestDebugCatalog::routeHealth()
+{
+    Catalog c;
+    CatalogEntry e;
+    e.id = u"qwen"_qs;
+    e.discovery = u"discovered"_qs;
+    e.state = u"stalled"_qs;
+    e.lastFailure = RouteFailure{QDateTime(QDate(2026, 12, 5), QTime(1, 2, 3), Qt::UTC),
+                                 u"stream idle 30s after 1834 bytes"_qs, u"slpq0123"_qs};
+    c.entries = {e};
+    const QByteArray json = catalogToJson(c, true);
+    QVERIFY(json.contains(R"("state":"stalled","last_failure":{"at":"2026-12-05T01:02:03Z",)"
+                          R"("what":"stream idle 30s after 1834 bytes","request_id":"slpq0123"})"));
+    QVERIFY(!catalogToJson(c, false).contains("state"));
+    QString error;
+    const auto back = catalogFromJson(json, &error);
+    QVERIFY2(back, qPrintable(error));
+    QCOMPARE(back->entries.at(0).state, e.state);
+    QVERIFY(back->entries.at(0).lastFailure);
+    QCOMPARE(back->entries.at(0).lastFailure->at, e.lastFailure->at);
+    QCOMPARE(back->entries.at(0).lastFailure->what, e.lastFailure->what);
+    QCOMPARE(back->entries.at(0).lastFailure->requestId, e.lastFailure->requestId);
+    // Omitted when unknown; null reads as none.
+    e.state.clear();
+    e.lastFailure.reset();
+    c.entries = {e};
+    QVERIFY(!catalogToJson(c, true).contains("state"));
+    QVERIFY(!catalogToJson(c, true).contains("last_failure"));
+    const auto nulled =
+        catalogFromJson(R"({"object":"list","data":[{"id":"a","last_failure":null}]})");
+    QVERIFY(nulled);
+    QVERIFY(!nulled->entries.at(0).lastFailure);
+}
+
+void TestDebugCatalog::routeHealthRejects_data()
+{
+    QTest::addColumn<QByteArray>("entry");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("state not a string") << QByteArray(R"("state":1)") << u"data[0].state"_qs;
+    QTest::newRow("failure not an object")
+        << QByteArray(R"("last_failure":"x")") << u"data[0].last_failure is not an object"_qs;
+    QTest::newRow("failure without id")
+        << QByteArray(R"("last_failure":{"at":"2026-12-05T01:02:03Z","what":"x"})")
+        << u"needs the strings at, what and request_id"_qs;
+    QTest::newRow("failure with a bad time")
+        << QByteArray(R"("last_failure":{"at":"yesterday","what":"x","request_id":"y"})")
+        << u"data[0].last_failure.at is not an RFC 3339 time: yesterday"_qs;
+}
+
+void TestDebugCatalog::routeHealthRejects()
+{
+    QFETCH(QByteArray, entry);
+    QFETCH(QString, message);
+    QString error;
+    QVERIFY(!catalogFromJson(R"({"object":"list","data":[{"id":"a",)" + entry + "}]}", &error));
+    QVERIFY2(error.contains(message), qPrintable(error));
 }
 
 QTEST_APPLESS_MAIN(TestDebugCatalog)
