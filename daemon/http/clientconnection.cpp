@@ -153,6 +153,7 @@ void ClientConnection::rejectWith(int status, const QByteArray &message)
 {
     Q_EMIT requestRejected(status);
     m_rejected = true;
+    m_responses.lingerOnClose(); // the rest of the request may still be on its way
     m_headerTimer.stop();
     m_bodyTimer.stop();
     if (m_socket)
