@@ -46,54 +46,79 @@ void ClientConnection::onReadyRead()
         m_socket->readAll(); // nothing more is read from a connection being closed
         return;
     }
-    const qint64 available = m_socket->bytesAvailable();
-    if (available <= 0)
-        return;
-    // QtHttpServer 6.4 reads inside a QIODevice transaction that stays open until a request is
-    // complete: with no transaction open, the unread bytes start a new request; with one open,
-    // they are new bytes of the request under way.
-    const bool continuing = m_socket->isTransactionStarted();
-    if (!continuing) {
-        m_framer.reset();
-        m_continueSent = false;
-    }
-    QByteArray body; // the bytes of this read that belong to the current request's body
-    if (m_framer.inHead()) {
-        if (!readHead(available, &body))
+    // QtHttpServer's reader ran after ours on the last read and found nothing: it left an
+    // empty transaction open, which would keep every byte read from now on for a rollback.
+    if (!m_awaitingDispatch && m_socket->isTransactionStarted())
+        m_socket->commitTransaction();
+    while (!m_awaitingDispatch && m_socket->bytesAvailable() > 0)
+        if (!(m_framer.inHead() ? readHead() : readBody()))
             return;
-    } else if (continuing && m_framer.wantsBodyBytes()) {
-        body = m_socket->peek(available);
-    }
-    if (!body.isEmpty() && m_framer.feedBody(body) == RequestFramer::Verdict::Rejected)
-        rejectWith(m_framer.errorStatus(), m_framer.errorMessage());
 }
 
-bool ClientConnection::readHead(qint64 available, QByteArray *body)
+bool ClientConnection::readHead()
 {
     // Only the head is parsed from here: at most its limit is copied, however much the read
-    // holds.
-    qsizetype headBytes = 0;
-    const auto verdict = m_framer.feedHead(
-        m_socket->peek(std::min<qint64>(available, m_framer.headRoom())), &headBytes);
+    // holds; what follows the head stays in the socket for readBody().
+    const qint64 available = m_socket->bytesAvailable();
+    const QByteArray bytes = m_socket->peek(std::min<qint64>(available, m_framer.headRoom()));
+    qsizetype headBytes = bytes.size();
+    const auto verdict = m_framer.feedHead(bytes, &headBytes);
     if (verdict == RequestFramer::Verdict::Rejected) {
         rejectWith(m_framer.errorStatus(), m_framer.errorMessage());
         return false;
     }
+    m_socket->skip(headBytes);
     if (verdict == RequestFramer::Verdict::NeedMore) {
         if (!m_headerTimer.isActive())
             m_headerTimer.start(m_limits.headerTimeout); // from the head's first byte
-        return false;
+        return true;
     }
     m_headerTimer.stop();
-    if (m_framer.wantsBodyBytes()) {
-        // Every body byte of this read, however the read was split from the head.
-        *body = m_socket->peek(available).mid(headBytes);
-    }
     answerExpect(available, headBytes);
     // The body's deadline runs from the end of the head, not from each read: a trickle
     // cannot hold the connection forever.
     m_bodyTimer.start(m_limits.idleTimeout);
+    if (!m_framer.wantsBodyBytes())
+        handToFront();
     return true;
+}
+
+bool ClientConnection::readBody()
+{
+    RequestFramer::Verdict verdict = RequestFramer::Verdict::NeedMore;
+    if (!m_framer.isChunked()) {
+        // Straight from Qt's read buffer into the body's one buffer.
+        const qint64 n = std::min(m_socket->bytesAvailable(), m_framer.bodyRemaining());
+        const qint64 got = m_socket->read(m_framer.bodyWindow(), n);
+        if (got <= 0)
+            return false;
+        verdict = m_framer.bodyWritten(got);
+    } else {
+        const QByteArray bytes =
+            m_socket->peek(std::min<qint64>(m_socket->bytesAvailable(), kChunkedReadBytes));
+        qsizetype used = 0;
+        verdict = m_framer.feedBody(bytes, &used);
+        if (verdict == RequestFramer::Verdict::Rejected) {
+            rejectWith(m_framer.errorStatus(), m_framer.errorMessage());
+            return false;
+        }
+        m_socket->skip(used);
+    }
+    if (verdict == RequestFramer::Verdict::BodyComplete)
+        handToFront();
+    return true;
+}
+
+void ClientConnection::handToFront()
+{
+    // QtHttpServer dispatches every request, but never reads one: SLP took the head and the
+    // body off the socket itself, and puts back a head of its own that Qt parses at once
+    // (its reader runs right after this one, on the same read) and dispatches to
+    // receive(), with no body. docs/QT64.md, "SLP reads, Qt dispatches".
+    static const QByteArray kDispatch = QByteArrayLiteral("GET / HTTP/1.1\r\nHost: slp\r\n\r\n");
+    m_awaitingDispatch = true;
+    for (auto it = kDispatch.crbegin(); it != kDispatch.crend(); ++it)
+        m_socket->ungetChar(*it);
 }
 
 void ClientConnection::answerExpect(qint64 available, qsizetype headBytes)
@@ -112,14 +137,24 @@ void ClientConnection::receive(const QByteArray &dispatchedBody, RequestHandler 
 {
     if (m_rejected || m_responses.isClosingAfterResponse())
         return; // answered with an error, or after a request that closes: never handled
-    InboundHandoff handoff(takeHead(), dispatchedBody,
-                           m_socket ? m_socket->peerAddress() : QHostAddress());
+    if (!m_awaitingDispatch || !dispatchedBody.isEmpty()) {
+        // Qt dispatched bytes SLP did not hand it: its framing and SLP's disagree.
+        rejectWith(400, "request framing could not be confirmed");
+        return;
+    }
+    m_awaitingDispatch = false;
+    QByteArray body = m_framer.takeBody();
+    InboundHandoff handoff(takeHead(), body, m_socket ? m_socket->peerAddress() : QHostAddress());
     if (handoff.isRefused()) {
         rejectWith(handoff.refusalStatus(), handoff.refusalMessage());
         return;
     }
     ResponseWriter *writer = openWriter(handoff.responseContext());
     m_responses.dispatch(handoff.takeRequest(), writer, handler);
+    // Qt reads once per read event: a pipelined request already in the buffer would wait
+    // for bytes that may never come. Another turn reads it, for SLP's reader and Qt's.
+    if (m_socket && m_socket->bytesAvailable() > 0)
+        QMetaObject::invokeMethod(m_socket.data(), &QIODevice::readyRead, Qt::QueuedConnection);
 }
 
 RequestHead ClientConnection::takeHead()
@@ -129,6 +164,7 @@ RequestHead ClientConnection::takeHead()
     m_bodyTimer.stop();
     RequestHead head = m_framer.takeHead();
     m_framer.reset();
+    m_continueSent = false;
     return head;
 }
 

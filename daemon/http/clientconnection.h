@@ -24,10 +24,12 @@ struct ConnectionLimits
 };
 
 // Everything SLP keeps per client connection. A request takes this path through it:
-//  1. onReadyRead(): every byte is checked by SLP's strict RequestFramer before QtHttpServer
-//     sees it (limits, header and body timers, 100 Continue); a bad request is answered here.
-//  2. QtHttpServer parses again and HttpFront hands what it dispatched to receive().
-//  3. receive(): SLP's head and Qt's dispatch meet in an InboundHandoff; the request is
+//  1. onReadyRead(): SLP's strict RequestFramer reads the request off the socket, head and
+//     body, before QtHttpServer sees a byte of it (limits, header and body timers,
+//     100 Continue); a bad request is answered here. The body lands in its one buffer.
+//  2. handToFront(): a head of SLP's own is put back for QtHttpServer, which dispatches it
+//     at once; HttpFront hands the dispatch to receive().
+//  3. receive(): SLP's head and body become one request in an InboundHandoff; the request is
 //     refused, or given a ResponseWriter in the ResponseQueue and handed to its handler in
 //     turn.
 class ClientConnection : public QObject
@@ -50,6 +52,8 @@ public:
     void beginShutdown();
 
     static constexpr qint64 kHighWater = ResponseQueue::kHighWater;
+    // A chunked body is validated and decoded from at most this much of a read at a time.
+    static constexpr qint64 kChunkedReadBytes = 256 * 1024;
 
 Q_SIGNALS:
     // SLP answered a request itself with `status` before Qt saw it (malformed, too large, slow).
@@ -57,8 +61,11 @@ Q_SIGNALS:
 
 private:
     void onReadyRead();
-    // The head's bytes of this read; false once the head is rejected or still incomplete.
-    bool readHead(qint64 available, QByteArray *body);
+    // One step of the current request off the socket; false once it was rejected.
+    bool readHead();
+    bool readBody();
+    // The request is whole: QtHttpServer gets the head that makes it dispatch.
+    void handToFront();
     // A 100 Continue for a client that waits for one before sending its body.
     void answerExpect(qint64 available, qsizetype headBytes);
     // The head SLP read for the request Qt is dispatching now, with the body length SLP's own
@@ -75,6 +82,7 @@ private:
     ResponseQueue m_responses;
     RequestFramer m_framer; // the request being received: its head, then its body's framing
     bool m_continueSent = false;
+    bool m_awaitingDispatch = false; // handToFront() done, receive() not yet
     bool m_rejected = false;
     QTimer m_headerTimer;
     QTimer m_idleTimer;
