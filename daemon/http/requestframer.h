@@ -51,6 +51,8 @@ public:
     // caller, straight from the socket; then bodyWritten(written).
     char *bodyWindow();
     Verdict bodyWritten(qint64 n);
+    // Body bytes held so far (a chunked body's decoded payload).
+    qint64 decodedBytes() const { return m_chunked ? m_body.size() : m_filled; }
     // The decoded body, once BodyComplete (empty for a request without one).
     QByteArray takeBody() { return std::move(m_body); }
 

@@ -4,6 +4,7 @@
 // reads, as most HTTP client libraries do. Closing with unread bytes makes the kernel reset
 // the connection, and such a client then sees ECONNRESET instead of the answer; slp lingers
 // (reads and drops the rest, bounded) so the answer arrives every time.
+#include "blockingclient.h"
 #include "clientedge.h"
 #include "prometheustext.h"
 #include "testsupport.h"
@@ -11,93 +12,14 @@
 #include <QElapsedTimer>
 #include <QtTest>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 
 using namespace slp::test;
 
 namespace {
 
 constexpr qsizetype kBodyBytes = 4 * 1024 * 1024; // 64 times the limit in clientEdgeConfig
-
-struct Outcome
-{
-    QByteArray statusLine; // empty when none arrived
-    int error = 0;         // errno of the send or receive that failed, 0 for none
-    QString describe() const
-    {
-        return QStringLiteral("status line '%1', error %2 (%3)")
-            .arg(QString::fromLatin1(statusLine))
-            .arg(error)
-            .arg(QString::fromLatin1(error ? std::strerror(error) : "none"));
-    }
-};
-
-int connectTo(const QString &host, quint16 port)
-{
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    ::inet_pton(AF_INET, host.toLatin1().constData(), &addr.sin_addr);
-    timeval limit{10, 0}; // every blocking call below is bounded
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
-    if (::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0) {
-        ::close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-bool sendAll(int fd, const QByteArray &bytes, int *error)
-{
-    qsizetype sent = 0;
-    while (sent < bytes.size()) {
-        const ssize_t n =
-            ::send(fd, bytes.constData() + sent, size_t(bytes.size() - sent), MSG_NOSIGNAL);
-        if (n <= 0) {
-            *error = n < 0 ? errno : EPIPE;
-            return false;
-        }
-        sent += n;
-    }
-    return true;
-}
-
-// Writes the whole request, then reads the answer: the order of most client libraries, and
-// the one that loses the answer to a reset when the server closes over unread bytes. Like
-// those libraries, a send that fails (ECONNRESET, EPIPE) ends the try without a read.
-Outcome sendThenRead(const QString &host, quint16 port, const QByteArray &request)
-{
-    Outcome out;
-    const int fd = connectTo(host, port);
-    if (fd < 0) {
-        out.error = errno;
-        return out;
-    }
-    QByteArray got;
-    if (sendAll(fd, request, &out.error)) {
-        char buf[16 * 1024];
-        for (int reads = 0; reads < 10000 && !got.contains("\r\n"); ++reads) {
-            const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-            if (n < 0)
-                out.error = errno;
-            if (n <= 0)
-                break;
-            got.append(buf, n);
-        }
-    }
-    ::close(fd);
-    if (got.contains("\r\n"))
-        out.statusLine = got.left(got.indexOf("\r\n"));
-    return out;
-}
 
 QByteArray lengthFramed()
 {
@@ -163,7 +85,7 @@ void TestEarlyAnswers::answeredBeforeTheBody()
     int answered = 0;
     QStringList failures;
     for (int i = 0; i < tries; ++i) {
-        const Outcome out = sendThenRead(m_slp.host(), m_slp.port(), request);
+        const BlockingAnswer out = sendThenRead(m_slp.host(), m_slp.port(), request);
         if (out.statusLine.startsWith(expected))
             ++answered;
         else
@@ -179,10 +101,10 @@ void TestEarlyAnswers::lingerEndsForASilentClient()
     // silent without closing: the linger gives up after its quiet time (2 s) and slp closes
     // the connection (its slp_client_connections gauge falls back to the /metrics request's
     // own connection alone). Bounded at 8 s.
-    const int fd = connectTo(m_slp.host(), m_slp.port());
+    const int fd = blockingConnect(m_slp.host(), m_slp.port());
     QVERIFY(fd >= 0);
     int error = 0;
-    QVERIFY(sendAll(fd, lengthFramed().left(200 * 1024), &error));
+    QVERIFY(blockingSendAll(fd, lengthFramed().left(200 * 1024), &error));
     QByteArray got;
     char buf[4096];
     ssize_t n = 0;
