@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // RequestFramer, the way a connection drives it: the same request stream fed whole and split
-// into reads at fuzz-chosen points must give the same verdict, status and body size. (A head
+// into reads at fuzz-chosen points must give the same verdict, status, body size and decoded
+// body bytes. (A head
 // that completed in a later read once left part of that read unvalidated: `0x0` was taken as
 // a chunk size in some runs and not others.)
 //
@@ -21,9 +22,11 @@ struct Outcome
     RequestFramer::Verdict verdict = RequestFramer::Verdict::NeedMore;
     int status = 0;
     qint64 bodyBytes = -1;
+    QByteArray body;
     bool operator==(const Outcome &o) const
     {
-        return verdict == o.verdict && status == o.status && bodyBytes == o.bodyBytes;
+        return verdict == o.verdict && status == o.status && bodyBytes == o.bodyBytes &&
+               body == o.body;
     }
 };
 
@@ -68,6 +71,13 @@ Outcome run(QByteArrayView stream, const std::vector<qsizetype> &cuts)
             if (verdict == RequestFramer::Verdict::BodyComplete) {
                 out.verdict = verdict;
                 out.bodyBytes = framer.head().bodyBytes;
+                out.body = framer.takeBody();
+                if (out.body.size() != out.bodyBytes) {
+                    std::fprintf(stderr, "fuzz_request_split: decoded %lld bytes of %lld\n",
+                                 static_cast<long long>(out.body.size()),
+                                 static_cast<long long>(out.bodyBytes));
+                    std::abort();
+                }
                 return out; // what follows is the next request
             }
         }

@@ -37,6 +37,7 @@ ConnectionLimits limitsOf(const Config &config)
     ConnectionLimits limits;
     limits.head.maxHeaderBytes = config.maxHeaderBytes;
     limits.head.maxBodyBytes = config.maxBodyBytes;
+    limits.maxBufferedBodyBytes = config.maxBufferedBodyBytes;
     limits.headerTimeout = toMs(config.headerTimeout);
     limits.idleTimeout = toMs(config.idleTimeout);
     return limits;

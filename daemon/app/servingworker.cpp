@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/servingworker.h"
 
+#include "http/bodybudget.h"
 #include "http/clientlistener.h"
 #include "http/httpfront.h"
 #include "net/sharedport.h"
@@ -21,7 +22,10 @@ ServingWorker::ServingWorker(int index, WorkerSettings settings,
                              ConnectionBudget &budget)
     : m_index(index), m_settings(std::move(settings)), m_table(std::move(table)),
       m_metrics(metrics), m_budget(budget)
-{}
+{
+    // The process's one body budget reports into the one registry (every worker says so).
+    BodyBudget::process().setMetrics(&m_metrics);
+}
 
 ServingWorker::~ServingWorker()
 {

@@ -62,6 +62,9 @@ struct Config
     bool watchConfig = false; // reload when the config file changes, as SIGHUP does
     bool logRequests = false;
     qint64 maxBodyBytes = 64ll << 20;
+    // Request body bytes held in memory at once, every connection together; 0: automatic
+    // (1 GiB, or a quarter of the machine's memory where that is less).
+    qint64 maxBufferedBodyBytes = 0;
     qint64 maxHeaderBytes = 64ll << 10;
     Nanoseconds headerTimeout = std::chrono::seconds(30);
     Nanoseconds idleTimeout = std::chrono::seconds(120);

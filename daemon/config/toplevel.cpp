@@ -83,6 +83,17 @@ void readWorkers(YamlReader &in, const Field &f, const QString &path, Config &c)
         c.workers = int(*v);
 }
 
+void readMaxBufferedBodyBytes(YamlReader &in, const Field &f, const QString &path, Config &c)
+{
+    // "auto" is the default: the machine's memory decides, at start-up.
+    if (f.value.IsScalar() && f.value.Scalar() == "auto") {
+        c.maxBufferedBodyBytes = 0;
+        return;
+    }
+    if (const auto v = in.readSize(f, path))
+        c.maxBufferedBodyBytes = *v;
+}
+
 // In this order in the "known keys" hint.
 const Key<Config> kTopKeys[] = {
     {"listen", ":8080", readListen},
@@ -90,6 +101,7 @@ const Key<Config> kTopKeys[] = {
     {"watch_config", "false", boolKey<&Config::watchConfig>},
     {"log_requests", "false", boolKey<&Config::logRequests>},
     {"max_body_bytes", "64MiB", sizeKey<&Config::maxBodyBytes>},
+    {"max_buffered_body_bytes", "auto", readMaxBufferedBodyBytes},
     {"max_header_bytes", "64KiB", sizeKey<&Config::maxHeaderBytes>},
     {"header_timeout", "30s", durationKey<&Config::headerTimeout>},
     {"idle_timeout", "120s", durationKey<&Config::idleTimeout>},

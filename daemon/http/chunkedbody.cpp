@@ -7,7 +7,8 @@
 
 namespace slp {
 
-ChunkedBodyValidator::Result ChunkedBodyValidator::feed(QByteArrayView data, qsizetype *consumed)
+ChunkedBodyValidator::Result ChunkedBodyValidator::feed(QByteArrayView data, qsizetype *consumed,
+                                                        QByteArray *payload)
 {
     qsizetype i = 0;
     while (i < data.size() && !isOver()) {
@@ -17,9 +18,12 @@ ChunkedBodyValidator::Result ChunkedBodyValidator::feed(QByteArrayView data, qsi
             fail("chunk size line longer than 4 KiB");
             break;
         }
-        if (m_state == State::Data)
-            i += takeData(data.size() - i);
-        else if (step(data[i]))
+        if (m_state == State::Data) {
+            const qint64 taken = takeData(data.size() - i);
+            if (payload)
+                payload->append(data.sliced(i, taken));
+            i += taken;
+        } else if (step(data[i]))
             ++i;
     }
     m_wireBytes += i;

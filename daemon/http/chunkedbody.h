@@ -22,8 +22,9 @@ public:
     };
 
     // Consumes body bytes; `consumed` gets how many belong to the body (after Done, the rest
-    // is the next request).
-    Result feed(QByteArrayView data, qsizetype *consumed = nullptr);
+    // is the next request). With `payload`, the chunks' data is appended to it: the body
+    // decoded as it arrives.
+    Result feed(QByteArrayView data, qsizetype *consumed = nullptr, QByteArray *payload = nullptr);
     qint64 dataBytes() const { return m_dataBytes; } // chunk payload so far
     // Every body byte so far, framing included (after an Error: those before the bad byte).
     qint64 wireBytes() const { return m_wireBytes; }

@@ -7,6 +7,30 @@
 
 namespace slp {
 
+namespace {
+
+// A dispatched request's body memory, held until its response is done (a Qt child of the
+// response's writer): then the budget gets its bytes back, and a large body's freed pages go
+// back to the system.
+class HeldBody : public QObject
+{
+public:
+    HeldBody(std::vector<std::unique_ptr<BodyBudget::Lease>> leases, qint64 bytes, QObject *parent)
+        : QObject(parent), m_leases(std::move(leases)), m_bytes(bytes)
+    {}
+    ~HeldBody() override
+    {
+        if (m_bytes >= BodyBudget::kLargeBody)
+            BodyBudget::returnFreedMemorySoon();
+    }
+
+private:
+    std::vector<std::unique_ptr<BodyBudget::Lease>> m_leases;
+    qint64 m_bytes;
+};
+
+} // namespace
+
 ClientConnection::ClientConnection(QTcpSocket *socket, const ConnectionLimits &limits)
     : QObject(socket), m_socket(socket), m_limits(limits), m_responses(socket),
       m_framer(limits.head)
@@ -29,7 +53,15 @@ ClientConnection::ClientConnection(QTcpSocket *socket, const ConnectionLimits &l
     m_headerTimer.start(m_limits.headerTimeout);
 }
 
-ClientConnection::~ClientConnection() = default;
+ClientConnection::~ClientConnection()
+{
+    budget().cancel(this);
+}
+
+BodyBudget &ClientConnection::budget() const
+{
+    return m_limits.bodyBudget ? *m_limits.bodyBudget : BodyBudget::process();
+}
 
 ClientConnection *ClientConnection::of(QTcpSocket *socket)
 {
@@ -46,54 +78,166 @@ void ClientConnection::onReadyRead()
         m_socket->readAll(); // nothing more is read from a connection being closed
         return;
     }
-    const qint64 available = m_socket->bytesAvailable();
-    if (available <= 0)
+    if (m_waitingForBudget) {
+        hideUnread();
         return;
-    // QtHttpServer 6.4 reads inside a QIODevice transaction that stays open until a request is
-    // complete: with no transaction open, the unread bytes start a new request; with one open,
-    // they are new bytes of the request under way.
-    const bool continuing = m_socket->isTransactionStarted();
-    if (!continuing) {
-        m_framer.reset();
-        m_continueSent = false;
     }
-    QByteArray body; // the bytes of this read that belong to the current request's body
-    if (m_framer.inHead()) {
-        if (!readHead(available, &body))
+    // QtHttpServer's reader ran after ours on the last read and found nothing: it left an
+    // empty transaction open, which would keep every byte read from now on for a rollback.
+    if (!m_awaitingDispatch && m_socket->isTransactionStarted())
+        m_socket->commitTransaction();
+    while (!m_awaitingDispatch && m_socket->bytesAvailable() > 0)
+        if (!(m_framer.inHead() ? readHead() : readBody()))
             return;
-    } else if (continuing && m_framer.wantsBodyBytes()) {
-        body = m_socket->peek(available);
-    }
-    if (!body.isEmpty() && m_framer.feedBody(body) == RequestFramer::Verdict::Rejected)
-        rejectWith(m_framer.errorStatus(), m_framer.errorMessage());
 }
 
-bool ClientConnection::readHead(qint64 available, QByteArray *body)
+bool ClientConnection::readHead()
 {
     // Only the head is parsed from here: at most its limit is copied, however much the read
-    // holds.
-    qsizetype headBytes = 0;
-    const auto verdict = m_framer.feedHead(
-        m_socket->peek(std::min<qint64>(available, m_framer.headRoom())), &headBytes);
+    // holds; what follows the head stays in the socket for readBody().
+    const qint64 available = m_socket->bytesAvailable();
+    const QByteArray bytes = m_socket->peek(std::min<qint64>(available, m_framer.headRoom()));
+    qsizetype headBytes = bytes.size();
+    const auto verdict = m_framer.feedHead(bytes, &headBytes);
     if (verdict == RequestFramer::Verdict::Rejected) {
         rejectWith(m_framer.errorStatus(), m_framer.errorMessage());
         return false;
     }
+    m_socket->skip(headBytes);
     if (verdict == RequestFramer::Verdict::NeedMore) {
         if (!m_headerTimer.isActive())
             m_headerTimer.start(m_limits.headerTimeout); // from the head's first byte
-        return false;
+        return true;
     }
     m_headerTimer.stop();
-    if (m_framer.wantsBodyBytes()) {
-        // Every body byte of this read, however the read was split from the head.
-        *body = m_socket->peek(available).mid(headBytes);
-    }
     answerExpect(available, headBytes);
     // The body's deadline runs from the end of the head, not from each read: a trickle
     // cannot hold the connection forever.
     m_bodyTimer.start(m_limits.idleTimeout);
+    if (!m_framer.wantsBodyBytes()) {
+        handToFront();
+        return true;
+    }
+    return m_framer.isChunked() || reserveBody(m_framer.bodyRemaining());
+}
+
+bool ClientConnection::readBody()
+{
+    RequestFramer::Verdict verdict = RequestFramer::Verdict::NeedMore;
+    if (!m_framer.isChunked()) {
+        // Straight from Qt's read buffer into the body's one buffer.
+        const qint64 n = std::min(m_socket->bytesAvailable(), m_framer.bodyRemaining());
+        const qint64 got = m_socket->read(m_framer.bodyWindow(), n);
+        if (got <= 0)
+            return false;
+        verdict = m_framer.bodyWritten(got);
+    } else {
+        const QByteArray bytes =
+            m_socket->peek(std::min<qint64>(m_socket->bytesAvailable(), kChunkedReadBytes));
+        if (!reserveChunkedRoom(bytes.size()))
+            return false;
+        qsizetype used = 0;
+        verdict = m_framer.feedBody(bytes, &used);
+        if (verdict == RequestFramer::Verdict::Rejected) {
+            rejectWith(m_framer.errorStatus(), m_framer.errorMessage());
+            return false;
+        }
+        m_socket->skip(used);
+    }
+    if (verdict == RequestFramer::Verdict::BodyComplete)
+        handToFront();
     return true;
+}
+
+void ClientConnection::handToFront()
+{
+    // QtHttpServer dispatches every request, but never reads one: SLP took the head and the
+    // body off the socket itself, and puts back a head of its own that Qt parses at once
+    // (its reader runs right after this one, on the same read) and dispatches to
+    // receive(), with no body. docs/QT64.md, "SLP reads, Qt dispatches".
+    static const QByteArray kDispatch = QByteArrayLiteral("GET / HTTP/1.1\r\nHost: slp\r\n\r\n");
+    m_awaitingDispatch = true;
+    for (auto it = kDispatch.crbegin(); it != kDispatch.crend(); ++it)
+        m_socket->ungetChar(*it);
+}
+
+bool ClientConnection::reserveBody(qint64 bytes)
+{
+    const qint64 limit = budget().limit();
+    if (m_reserved + bytes > limit) {
+        // It could never fit, however long it waited.
+        const qint64 size = m_framer.isChunked() ? m_framer.decodedBytes() : bytes;
+        rejectWith(413, QByteArray(m_framer.isChunked() ? "chunked request body grew past "
+                                                        : "request body of ") +
+                            QByteArray::number(size) +
+                            " bytes is larger than "
+                            "max_buffered_body_bytes (" +
+                            QByteArray::number(limit) + " bytes)");
+        return false;
+    }
+    auto lease = budget().tryAcquire(
+        bytes, this, [this](std::unique_ptr<BodyBudget::Lease> l) { resumeWith(std::move(l)); });
+    if (!lease) {
+        waitForBudget();
+        return false;
+    }
+    m_reserved += lease->bytes();
+    m_leases.push_back(std::move(lease));
+    return true;
+}
+
+bool ClientConnection::reserveChunkedRoom(qint64 incoming)
+{
+    // A chunked body's size is unknown until its end: it holds room for what it decoded so
+    // far and what this read may add, and asks for more by doubling, as its buffer grows,
+    // never past the budget's limit.
+    const qint64 needed = m_framer.decodedBytes() + incoming;
+    if (needed <= m_reserved)
+        return true;
+    const qint64 room = budget().limit() - m_reserved;
+    const qint64 step = std::max({needed - m_reserved, m_reserved, qint64(64 * 1024)});
+    return reserveBody(needed - m_reserved > room ? needed - m_reserved : std::min(step, room));
+}
+
+void ClientConnection::waitForBudget()
+{
+    // The connection stops reading: Qt takes at most kPausedReadBuffer more from the kernel,
+    // and TCP holds the client back. The body timer still runs (a 408 at its end).
+    m_waitingForBudget = true;
+    m_socket->setReadBufferSize(kPausedReadBuffer);
+    hideUnread();
+}
+
+void ClientConnection::hideUnread()
+{
+    // Read inside a transaction of SLP's own, the bytes stay in the socket's buffer but
+    // QtHttpServer's reader, which finds a transaction open, reads nothing past them.
+    if (!m_socket->isTransactionStarted())
+        m_socket->startTransaction();
+    m_socket->skip(m_socket->bytesAvailable());
+}
+
+void ClientConnection::resumeWith(std::unique_ptr<BodyBudget::Lease> lease)
+{
+    if (!m_waitingForBudget || !m_socket)
+        return; // refused meanwhile: the lease goes back
+    m_reserved += lease->bytes();
+    m_leases.push_back(std::move(lease));
+    stopWaitingForBudget();
+    Q_EMIT m_socket->readyRead(); // the held bytes, for SLP's reader and then Qt's
+}
+
+void ClientConnection::stopWaitingForBudget()
+{
+    if (!m_waitingForBudget)
+        return;
+    m_waitingForBudget = false;
+    budget().cancel(this);
+    if (!m_socket)
+        return;
+    if (m_socket->isTransactionStarted())
+        m_socket->rollbackTransaction();
+    m_socket->setReadBufferSize(0);
 }
 
 void ClientConnection::answerExpect(qint64 available, qsizetype headBytes)
@@ -112,14 +256,27 @@ void ClientConnection::receive(const QByteArray &dispatchedBody, RequestHandler 
 {
     if (m_rejected || m_responses.isClosingAfterResponse())
         return; // answered with an error, or after a request that closes: never handled
-    InboundHandoff handoff(takeHead(), dispatchedBody,
-                           m_socket ? m_socket->peerAddress() : QHostAddress());
+    if (!m_awaitingDispatch || !dispatchedBody.isEmpty()) {
+        // Qt dispatched bytes SLP did not hand it: its framing and SLP's disagree.
+        rejectWith(400, "request framing could not be confirmed");
+        return;
+    }
+    m_awaitingDispatch = false;
+    QByteArray body = m_framer.takeBody();
+    InboundHandoff handoff(takeHead(), body, m_socket ? m_socket->peerAddress() : QHostAddress());
     if (handoff.isRefused()) {
         rejectWith(handoff.refusalStatus(), handoff.refusalMessage());
         return;
     }
     ResponseWriter *writer = openWriter(handoff.responseContext());
+    if (!m_leases.empty()) // a Qt child of the writer, released with it
+        new HeldBody(std::exchange(m_leases, {}), body.size(), writer);
+    m_reserved = 0;
     m_responses.dispatch(handoff.takeRequest(), writer, handler);
+    // Qt reads once per read event: a pipelined request already in the buffer would wait
+    // for bytes that may never come. Another turn reads it, for SLP's reader and Qt's.
+    if (m_socket && m_socket->bytesAvailable() > 0)
+        QMetaObject::invokeMethod(m_socket.data(), &QIODevice::readyRead, Qt::QueuedConnection);
 }
 
 RequestHead ClientConnection::takeHead()
@@ -129,6 +286,7 @@ RequestHead ClientConnection::takeHead()
     m_bodyTimer.stop();
     RequestHead head = m_framer.takeHead();
     m_framer.reset();
+    m_continueSent = false;
     return head;
 }
 
@@ -152,7 +310,11 @@ void ClientConnection::beginShutdown()
 void ClientConnection::rejectWith(int status, const QByteArray &message)
 {
     Q_EMIT requestRejected(status);
+    stopWaitingForBudget();
+    m_leases.clear();
+    m_reserved = 0;
     m_rejected = true;
+    m_responses.lingerOnClose(); // the rest of the request may still be on its way
     m_headerTimer.stop();
     m_bodyTimer.stop();
     if (m_socket)
@@ -173,7 +335,9 @@ void ClientConnection::onBodyTimeout()
 {
     if (m_framer.inHead() || m_rejected || m_responses.isClosing())
         return;
-    rejectWith(408, "request body not received in time");
+    rejectWith(408, m_waitingForBudget
+                        ? "request body not read in time: it waited for max_buffered_body_bytes"
+                        : "request body not received in time");
 }
 
 void ClientConnection::armIdleTimer()

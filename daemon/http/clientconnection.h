@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "http/bodybudget.h"
 #include "http/requestframer.h"
 #include "http/requesthandler.h"
 #include "http/responsequeue.h"
@@ -13,6 +14,8 @@
 #include <QTimer>
 
 #include <chrono>
+#include <memory>
+#include <vector>
 
 namespace slp {
 
@@ -21,13 +24,17 @@ struct ConnectionLimits
     RequestHeadLimits head;
     std::chrono::milliseconds headerTimeout{30000};
     std::chrono::milliseconds idleTimeout{120000};
+    qint64 maxBufferedBodyBytes = 0;  // 0: BodyBudget::defaultLimit()
+    BodyBudget *bodyBudget = nullptr; // nullptr: the process's
 };
 
 // Everything SLP keeps per client connection. A request takes this path through it:
-//  1. onReadyRead(): every byte is checked by SLP's strict RequestFramer before QtHttpServer
-//     sees it (limits, header and body timers, 100 Continue); a bad request is answered here.
-//  2. QtHttpServer parses again and HttpFront hands what it dispatched to receive().
-//  3. receive(): SLP's head and Qt's dispatch meet in an InboundHandoff; the request is
+//  1. onReadyRead(): SLP's strict RequestFramer reads the request off the socket, head and
+//     body, before QtHttpServer sees a byte of it (limits, header and body timers,
+//     100 Continue); a bad request is answered here. The body lands in its one buffer.
+//  2. handToFront(): a head of SLP's own is put back for QtHttpServer, which dispatches it
+//     at once; HttpFront hands the dispatch to receive().
+//  3. receive(): SLP's head and body become one request in an InboundHandoff; the request is
 //     refused, or given a ResponseWriter in the ResponseQueue and handed to its handler in
 //     turn.
 class ClientConnection : public QObject
@@ -50,6 +57,10 @@ public:
     void beginShutdown();
 
     static constexpr qint64 kHighWater = ResponseQueue::kHighWater;
+    // A chunked body is validated and decoded from at most this much of a read at a time.
+    static constexpr qint64 kChunkedReadBytes = 256 * 1024;
+    // What Qt may still read from the kernel while a body waits for the budget.
+    static constexpr qint64 kPausedReadBuffer = 64 * 1024;
 
 Q_SIGNALS:
     // SLP answered a request itself with `status` before Qt saw it (malformed, too large, slow).
@@ -57,8 +68,21 @@ Q_SIGNALS:
 
 private:
     void onReadyRead();
-    // The head's bytes of this read; false once the head is rejected or still incomplete.
-    bool readHead(qint64 available, QByteArray *body);
+    // One step of the current request off the socket; false once it was rejected.
+    bool readHead();
+    bool readBody();
+    // The request is whole: QtHttpServer gets the head that makes it dispatch.
+    void handToFront();
+    // Memory for the body before its bytes are read (max_buffered_body_bytes): false while
+    // the connection waits for it, or once the body was refused.
+    bool reserveBody(qint64 bytes);
+    bool reserveChunkedRoom(qint64 incoming);
+    void waitForBudget();
+    void resumeWith(std::unique_ptr<BodyBudget::Lease> lease);
+    // Keeps unread bytes in the socket, out of QtHttpServer's sight, while the body waits.
+    void hideUnread();
+    void stopWaitingForBudget();
+    BodyBudget &budget() const;
     // A 100 Continue for a client that waits for one before sending its body.
     void answerExpect(qint64 available, qsizetype headBytes);
     // The head SLP read for the request Qt is dispatching now, with the body length SLP's own
@@ -75,6 +99,10 @@ private:
     ResponseQueue m_responses;
     RequestFramer m_framer; // the request being received: its head, then its body's framing
     bool m_continueSent = false;
+    bool m_awaitingDispatch = false; // handToFront() done, receive() not yet
+    bool m_waitingForBudget = false;
+    std::vector<std::unique_ptr<BodyBudget::Lease>> m_leases; // the current body's memory
+    qint64 m_reserved = 0;
     bool m_rejected = false;
     QTimer m_headerTimer;
     QTimer m_idleTimer;

@@ -36,6 +36,15 @@ ClientListener::ClientListener(const ConnectionLimits &limits, ConnectionBudget 
     // Queued: never from inside the destruction of the socket that gave its place back.
     connect(m_budget, &ConnectionBudget::released, this, &ClientListener::admitParked,
             Qt::QueuedConnection);
+    setLimits(limits);
+}
+
+void ClientListener::setLimits(const ConnectionLimits &limits)
+{
+    m_limits = limits;
+    BodyBudget &bodies = limits.bodyBudget ? *limits.bodyBudget : BodyBudget::process();
+    bodies.setLimit(limits.maxBufferedBodyBytes > 0 ? limits.maxBufferedBodyBytes
+                                                    : BodyBudget::defaultLimit());
 }
 
 ClientListener::~ClientListener()

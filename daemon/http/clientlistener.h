@@ -23,7 +23,8 @@ public:
     ClientListener(const ConnectionLimits &limits, ConnectionBudget *budget,
                    QObject *parent = nullptr);
     ~ClientListener() override;
-    void setLimits(const ConnectionLimits &limits) { m_limits = limits; }
+    // Also sets max_buffered_body_bytes on the connections' BodyBudget (one per process).
+    void setLimits(const ConnectionLimits &limits);
     // Stops accepting and drops the parked connections (the first step of a drain).
     void stopAccepting();
     // Lets every open connection finish what it owes and close (no new requests on kept-alive

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "http/requestframer.h"
 
+#include <cstring>
+
 namespace slp {
 
 namespace {
@@ -17,6 +19,9 @@ void RequestFramer::reset()
     m_head = RequestHead();
     m_headDone = false;
     m_chunked.reset();
+    m_body = QByteArray();
+    m_filled = 0;
+    m_bodyDone = false;
     m_errorStatus = 0;
     m_errorMessage.clear();
 }
@@ -53,14 +58,50 @@ RequestFramer::Verdict RequestFramer::feedHead(QByteArrayView bytes, qsizetype *
         m_chunked.emplace();
     else
         m_head.bodyBytes = std::max<qint64>(0, m_head.contentLength);
+    m_bodyDone = !m_chunked && m_head.bodyBytes == 0;
     return Verdict::HeadComplete;
 }
 
-RequestFramer::Verdict RequestFramer::feedBody(QByteArrayView bytes)
+qint64 RequestFramer::bodyRemaining() const
 {
-    if (!m_chunked || bytes.isEmpty())
+    return m_chunked || !m_headDone ? 0 : m_head.bodyBytes - m_filled;
+}
+
+char *RequestFramer::bodyWindow()
+{
+    // Allocated once the first body byte is about to arrive, not at the head: a body that
+    // waits for memory (the connection's budget) holds none meanwhile.
+    if (m_body.size() != m_head.bodyBytes)
+        m_body = QByteArray(m_head.bodyBytes, Qt::Uninitialized);
+    return m_body.data() + m_filled;
+}
+
+RequestFramer::Verdict RequestFramer::bodyWritten(qint64 n)
+{
+    m_filled += n;
+    if (m_filled < m_head.bodyBytes)
         return Verdict::NeedMore;
-    const auto result = m_chunked->feed(bytes);
+    m_bodyDone = true;
+    return Verdict::BodyComplete;
+}
+
+RequestFramer::Verdict RequestFramer::feedBody(QByteArrayView bytes, qsizetype *consumed)
+{
+    if (consumed)
+        *consumed = 0;
+    if (!wantsBodyBytes() || bytes.isEmpty())
+        return Verdict::NeedMore;
+    if (!m_chunked) {
+        const qint64 n = std::min<qint64>(bytes.size(), bodyRemaining());
+        std::memcpy(bodyWindow(), bytes.data(), size_t(n));
+        if (consumed)
+            *consumed = qsizetype(n);
+        return bodyWritten(n);
+    }
+    qsizetype used = 0;
+    const auto result = m_chunked->feed(bytes, &used, &m_body);
+    if (consumed)
+        *consumed = used;
     if (result == ChunkedBodyValidator::Result::Error)
         return reject(400, "malformed chunked body: " + m_chunked->error());
     // Framing counts too: size lines and extensions are bytes the client made SLP read.
@@ -68,7 +109,8 @@ RequestFramer::Verdict RequestFramer::feedBody(QByteArrayView bytes)
         return reject(413, "request body too large");
     if (result == ChunkedBodyValidator::Result::Done) {
         m_head.bodyBytes = m_chunked->dataBytes();
-        m_chunked.reset(); // what follows is the next request, checked when Qt gets to it
+        m_chunked.reset();
+        m_bodyDone = true;
         return Verdict::BodyComplete;
     }
     return Verdict::NeedMore;

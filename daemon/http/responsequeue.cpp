@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "http/responsequeue.h"
 
+#include "http/lingeringclose.h"
 #include "net/directwrite.h"
 
 namespace slp {
@@ -33,6 +34,7 @@ void ResponseQueue::dispatch(InboundRequest request, ResponseWriter *writer,
         // Bounded: each held request keeps its body in memory.
         writer->setKeepAlive(false);
         m_closeQueued = true;
+        m_linger = true; // the requests behind it may still be arriving
         writer->respondError(503, QStringLiteral("too many pipelined requests on one connection"));
         return;
     }
@@ -76,7 +78,11 @@ void ResponseQueue::closeAfterOwed()
 void ResponseQueue::close()
 {
     m_closing = true;
-    if (m_socket)
+    if (!m_socket)
+        return;
+    if (m_linger)
+        LingeringClose::start(m_socket);
+    else
         m_socket->disconnectFromHost();
 }
 

@@ -38,6 +38,9 @@ public:
     void closeAfterOwed();
     // The connection closes now (what was written still goes out first).
     void close();
+    // An answer went out before its request was read whole: the close lingers
+    // (LingeringClose), so the client reads the answer rather than a reset.
+    void lingerOnClose() { m_linger = true; }
     bool isClosing() const { return m_closing; }
     // The client left: every writer hears clientGone and is dropped.
     void abandon();
@@ -77,6 +80,7 @@ private:
     QList<Waiting> m_waiting; // requests whose turn has not come, in order
     bool m_closeQueued = false;
     bool m_closing = false;
+    bool m_linger = false;
     bool m_draining = false;       // shutdown: no response keeps the connection
     bool m_inBytesWritten = false; // inside onBytesWritten(): no flush() (docs/QT64.md)
     bool m_flushing = false;       // inside flushNow(): its bytesWritten is not acted on

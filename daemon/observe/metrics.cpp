@@ -192,6 +192,12 @@ void declareSlpMetrics(MetricsRegistry &registry)
                      QStringLiteral("Responses whose head reached the client and whose body did "
                                     "not end cleanly, by reason: idle_timeout, upstream_closed, "
                                     "upstream_reset, client_gone."));
+    registry.declare(metric::bufferedBodyBytes, T::Gauge,
+                     QStringLiteral("Request body bytes held in memory now, against "
+                                    "max_buffered_body_bytes."));
+    registry.declare(metric::bodyReadsPaused, T::Counter,
+                     QStringLiteral("Request bodies whose reading waited for "
+                                    "max_buffered_body_bytes."));
 }
 
 PromLabels metric::modelLabels(const QString &modelId)

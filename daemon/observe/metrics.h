@@ -78,6 +78,8 @@ inline const QString routeInflight = QStringLiteral("slp_route_inflight_requests
 inline const QString streamIdleTimeouts = QStringLiteral("slp_stream_idle_timeouts_total");
 inline const QString sseKeepalives = QStringLiteral("slp_sse_keepalives_total");
 inline const QString responsesBroken = QStringLiteral("slp_responses_broken_total");
+inline const QString bufferedBodyBytes = QStringLiteral("slp_buffered_body_bytes");
+inline const QString bodyReadsPaused = QStringLiteral("slp_body_reads_paused_total");
 
 // Requests whose model is missing or not routed: never the client's string as a label.
 inline const QString unknownModel = QStringLiteral("unknown");

@@ -182,6 +182,7 @@ void TestConfigCompile::topLevelValues()
 listen: 127.0.0.1:0
 log_requests: true
 max_body_bytes: 1048576
+max_buffered_body_bytes: 256MiB
 max_header_bytes: 8KiB
 header_timeout: 1.5s
 idle_timeout: 90s
@@ -202,7 +203,12 @@ backends:
     QCOMPARE(c.listen.port, quint16(0));
     QVERIFY(c.logRequests);
     QCOMPARE(c.maxBodyBytes, qint64(1048576));
+    QCOMPARE(c.maxBufferedBodyBytes, qint64(256) << 20);
     QCOMPARE(c.maxHeaderBytes, qint64(8192));
+    // "auto", the default, is 0 here: the machine's memory decides at start-up.
+    QCOMPARE(compileOk("max_buffered_body_bytes: auto\nbackends:\n  - name: a\n    url: http://a\n")
+                 .maxBufferedBodyBytes,
+             qint64(0));
     QCOMPARE(c.headerTimeout, 1500ms);
     QCOMPARE(slp::formatGoDuration(c.idleTimeout), QStringLiteral("1m30s"));
     QCOMPARE(c.maxConnections, 5);

@@ -185,6 +185,9 @@ void TestConfigErrors::rejects_data()
     QTest::newRow("bad size") << kOkBackends + "max_body_bytes: 64M\n"
                               << 4 << "max_body_bytes: \"64M\" is not a size"
                               << "64MiB";
+    QTest::newRow("bad buffered size") << kOkBackends + "max_buffered_body_bytes: lots\n"
+                                       << 4 << "max_buffered_body_bytes: \"lots\" is not a size"
+                                       << "64MiB";
     QTest::newRow("zero size") << kOkBackends + "max_header_bytes: 0\n"
                                << 4 << "more than 0 bytes"
                                << "KiB";
