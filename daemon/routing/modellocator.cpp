@@ -30,21 +30,26 @@ ModelLocation ModelLocation::locate(const HeaderList &headers, const QByteArray 
 {
     ModelLocation where;
     const QByteArray contentType = headerValue(headers, "content-type");
-    if (isMediaType(contentType, "application/x-www-form-urlencoded")) {
-        where.m_status = 415;
-        where.m_error =
-            QStringLiteral("application/x-www-form-urlencoded bodies are not routed: send JSON, or "
-                           "multipart/form-data with a \"model\" part");
-        return where;
-    }
     if (!isMediaType(contentType, "multipart/form-data")) {
         // JSON, as every request was routed before multipart: also with no Content-Type.
         where.m_json = scanBody(body);
-        if (where.m_json.verdict != BodyScan::Verdict::Ok) {
+        const BodyScan::Verdict verdict = where.m_json.verdict;
+        if (verdict == BodyScan::Verdict::Ok) {
+            where.m_model = where.m_json.model;
+            return where;
+        }
+        // `curl -d '{...}'` labels JSON as a form: that keeps working; a real form does not.
+        const bool form = isMediaType(contentType, "application/x-www-form-urlencoded");
+        if (form &&
+            (verdict == BodyScan::Verdict::NotJson || verdict == BodyScan::Verdict::NotObject)) {
+            where.m_status = 415;
+            where.m_error = QStringLiteral(
+                "application/x-www-form-urlencoded bodies are not routed: send JSON, or "
+                "multipart/form-data with a \"model\" part");
+        } else {
             where.m_status = 400;
             where.m_error = jsonScanError(where.m_json);
         }
-        where.m_model = where.m_json.model;
         return where;
     }
     where.m_kind = Kind::Multipart;

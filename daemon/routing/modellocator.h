@@ -11,8 +11,9 @@
 namespace slp {
 
 // Where a request names its model, by the body's Content-Type: a multipart/form-data body in
-// its "model" part, an application/x-www-form-urlencoded body nowhere SLP reads (415), any
-// other body (JSON, or no Content-Type at all) in its top-level "model" key.
+// its "model" part; any other body (JSON, or no Content-Type at all) in its top-level "model"
+// key. An application/x-www-form-urlencoded body that is not a JSON object is refused with
+// 415 (one that is, as `curl -d` sends JSON, is routed as JSON, as it always was).
 class ModelLocation
 {
 public:

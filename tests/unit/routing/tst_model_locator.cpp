@@ -50,6 +50,14 @@ void TestModelLocator::picksTheScanner_data()
     QTest::newRow("urlencoded") << QByteArray("application/x-www-form-urlencoded")
                                 << QByteArray("model=m") << 415
                                 << "application/x-www-form-urlencoded bodies are not routed";
+    QTest::newRow("urlencoded label on JSON (curl -d)")
+        << QByteArray("application/x-www-form-urlencoded") << json << 0 << "m";
+    QTest::newRow("urlencoded label on a JSON array")
+        << QByteArray("application/x-www-form-urlencoded") << QByteArray("[1]") << 415
+        << "application/x-www-form-urlencoded bodies are not routed";
+    QTest::newRow("urlencoded label, JSON without model")
+        << QByteArray("application/x-www-form-urlencoded") << QByteArray("{}") << 400
+        << "request body has no \"model\" field";
     QTest::newRow("no boundary") << QByteArray("multipart/form-data") << form << 400
                                  << "multipart/form-data needs a boundary parameter";
     QTest::newRow("boundary of 71")
