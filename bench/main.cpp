@@ -43,8 +43,9 @@ int main(int argc, char **argv)
         {"nginx-sink", "nginx proxying to the discarding upstream.", "host:port"},
         {"sink", "Run only the discarding upstream on HOST:PORT (until killed).", "host:port"},
         {"only",
-         "Comma-separated scenarios: small,large,stream,aggregate,response (default all); "
-         "large and response are the request and response body size sweeps.",
+         "Comma-separated scenarios: small,large,stream,aggregate,response,multipart (default "
+         "all); large and response are the request and response body size sweeps, multipart "
+         "uploads with the model part after a 1 MB and a 25 MB file part.",
          "list"},
         {"nginx-pid", "nginx master pid (workers found as its children).", "pid"},
         {"mock-pid", "The mock upstream's pid (its CPU is reported for streams).", "pid"},

@@ -2,6 +2,7 @@
 #include "report.h"
 
 #include "load.h"
+#include "multipart.h"
 #include "sizes.h"
 #include "table.h"
 
@@ -360,6 +361,11 @@ int run(const QList<Way> &ways, const Options &opt)
             lines << hdr << l50 << a50 << cpu;
         }
         json["aggregate"] = jAgg;
+    }
+
+    if (opt.only.contains(QStringLiteral("multipart"))) {
+        // -- 6. multipart uploads ------------------------------------------------------------
+        json["multipart"] = runMultipart(ways, opt, lines);
     }
 
     // -- the table -----------------------------------------------------------------------

@@ -31,7 +31,7 @@ struct Options
     QString plotPath; // gnuplot data of the size sweeps (bench/plot-sizes.gp)
     QString note;
     ProcSet mock; // the mock upstream's process, for its CPU share during streams
-    QStringList only{"small", "large", "stream", "aggregate", "response"};
+    QStringList only{"small", "large", "stream", "aggregate", "response", "multipart"};
 };
 
 // Runs the scenarios in opt.only over every way, prints the table, writes the JSON.

@@ -5,8 +5,9 @@
 #
 #   bench/run.sh [--quick] [--transport qnam|socket|both|auto|LIST] [--baseline SLP]
 #                [--readme|--no-readme] [-- slp_bench options...]
+#   bench/run.sh --transport socket -- --only multipart   # only the multipart uploads
 #
-# A full run (not --quick, or any run with --readme) rewrites the results block of
+# A full run (not --quick and no --only, or any run with --readme) rewrites the results block of
 # bench/README.md (between its bench-table markers) with the table, the date, the machine and
 # this command, and plots the size sweeps to bench/overhead-by-size.png (gnuplot); a quick run
 # plots to bench/results/quick-sizes.png and leaves the README alone.
@@ -31,7 +32,7 @@ readme=""
 passthrough=()
 command_line="bench/run.sh$(printf ' %q' "$@")"
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) quick=1 ;;
@@ -305,6 +306,8 @@ started="$(date -u '+%Y-%m-%d %H:%M UTC')"
 "$bench_bin" "${bench_args[@]}" --note "$note" --plot-data "$plot_data" "${passthrough[@]}" |
     tee "$tmp/table.txt"
 load_end="$(cut -d' ' -f1-3 /proc/loadavg)"
+# Only a run of every scenario may replace the README's table: --only picks a few.
+case " ${passthrough[*]:-} " in *" --only"*) [ -z "$readme" ] && readme=0 ;; esac
 [ -z "$readme" ] && { [ "$quick" = 1 ] && readme=0 || readme=1; }
 png="$here/bench/results/quick-sizes.png"
 [ "$readme" = 1 ] && png="$here/bench/overhead-by-size.png"

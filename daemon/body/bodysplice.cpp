@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "bodyscanner.h"
+#include "bytesplice.h"
 
 #include <QList>
 
@@ -88,19 +89,24 @@ QByteArray jsonStringLiteral(const QString &value)
     return out;
 }
 
+QByteArray replaceSpan(const QByteArray &body, qsizetype begin, qsizetype end, QByteArrayView with)
+{
+    if (begin < 0 || end > body.size() || begin > end)
+        return body;
+    QByteArray out;
+    out.reserve(body.size() - (end - begin) + with.size());
+    out.append(body.constData(), begin);
+    out.append(with);
+    out.append(body.constData() + end, body.size() - end);
+    return out;
+}
+
 QByteArray spliceModel(const QByteArray &body, const BodyScan &scan, const QString &newModel)
 {
     Q_ASSERT(scan.verdict == BodyScan::Verdict::Ok);
-    if (scan.verdict != BodyScan::Verdict::Ok || scan.valueBegin < 0 ||
-        scan.valueEnd > body.size() || scan.valueBegin >= scan.valueEnd)
+    if (scan.verdict != BodyScan::Verdict::Ok || scan.valueBegin >= scan.valueEnd)
         return body;
-    const QByteArray literal = jsonStringLiteral(newModel);
-    QByteArray out;
-    out.reserve(body.size() - (scan.valueEnd - scan.valueBegin) + literal.size());
-    out.append(body.constData(), scan.valueBegin);
-    out.append(literal);
-    out.append(body.constData() + scan.valueEnd, body.size() - scan.valueEnd);
-    return out;
+    return replaceSpan(body, scan.valueBegin, scan.valueEnd, jsonStringLiteral(newModel));
 }
 
 } // namespace slp

@@ -10,6 +10,7 @@
 #include "observe/logging.h"
 #include "observe/metrics.h"
 #include "observe/requestid.h"
+#include "routing/modellocator.h"
 #include "routing/routetable.h"
 
 #include <QUrlQuery>
@@ -18,27 +19,6 @@
 #include <chrono>
 
 namespace slp {
-
-namespace {
-QString scanError(const BodyScan &scan)
-{
-    switch (scan.verdict) {
-    case BodyScan::Verdict::NotJson:
-        return QStringLiteral("request body is not valid JSON: %1").arg(scan.error);
-    case BodyScan::Verdict::NotObject:
-        return QStringLiteral("request body must be a JSON object");
-    case BodyScan::Verdict::ModelMissing:
-        return QStringLiteral("request body has no \"model\" field: name the model to use");
-    case BodyScan::Verdict::ModelNotString:
-        return QStringLiteral("\"model\" must be a string");
-    case BodyScan::Verdict::ModelDuplicate:
-        return QStringLiteral("\"model\" is given more than once at the top level");
-    case BodyScan::Verdict::Ok:
-        break;
-    }
-    return {};
-}
-} // namespace
 
 RequestRouter::RequestRouter(std::shared_ptr<const RouteTable> table, UpstreamTransport &transport,
                              MetricsRegistry &metrics, RouterOptions options)
@@ -124,23 +104,29 @@ void RequestRouter::forward(InboundRequest &request, ResponseWriter *writer)
                                .arg(m_options.maxBodyBytes));
     }
 
-    // 1. read the model id: one pass, no document built.
-    const BodyScan scan = scanBody(request.body);
-    if (scan.verdict != BodyScan::Verdict::Ok) {
-        countUnknown(400);
-        return answerError(writer, 400, scanError(scan), "invalid_request_body",
+    // 1. read the model id: one pass, no document built; where depends on the media type.
+    const ModelLocation scan = ModelLocation::locate(request.headers, request.body);
+    if (scan.status() != 0) {
+        countUnknown(scan.status());
+        return answerError(writer, scan.status(), scan.error(),
+                           scan.status() == 415 ? "unsupported_media_type" : "invalid_request_body",
                            QStringLiteral("model"));
     }
 
     // 2. look it up.
-    const qsizetype index = m_table->find(scan.model);
+    const qsizetype index = m_table->find(scan.model());
     if (index < 0) {
         countUnknown(404);
         return answerError(writer, 404,
                            QStringLiteral("The model `%1` does not exist: GET /v1/models lists "
                                           "the models served here")
-                               .arg(scan.model.left(256)),
+                               .arg(scan.model().left(256)),
                            "model_not_found", QStringLiteral("model"));
+    }
+
+    if (const QString bad = scan.renameError(m_table->upstreamModel(index)); !bad.isEmpty()) {
+        countUnknown(400);
+        return answerError(writer, 400, bad, "invalid_request_body", QStringLiteral("model"));
     }
 
     // 3. the plan: the route's settings by reference, the request's own parts moved in.
@@ -153,7 +139,7 @@ void RequestRouter::forward(InboundRequest &request, ResponseWriter *writer)
     exchange->start();
 }
 
-ForwardPlan RequestRouter::planFor(qsizetype index, const BodyScan &scan,
+ForwardPlan RequestRouter::planFor(qsizetype index, const ModelLocation &scan,
                                    InboundRequest &request) const
 {
     ForwardPlan plan;
@@ -175,21 +161,23 @@ ForwardPlan RequestRouter::planFor(qsizetype index, const BodyScan &scan,
 
     // Rename: only the bytes of the model value change.
     const QString upstreamModel = m_table->upstreamModel(index);
-    const bool rename = !upstreamModel.isEmpty() && upstreamModel != scan.model;
+    const bool rename = !upstreamModel.isEmpty() && upstreamModel != scan.model();
     plan.renamedTo = rename ? upstreamModel : QString();
     // aggregate: a non-streaming chat/completions request goes upstream with "stream": true,
     // so the route timeout bounds time to first token; the logprobs family stays as asked.
     const qsizetype query = request.target.indexOf('?');
     const QByteArray path = query < 0 ? request.target : request.target.left(query);
     const bool chat = path == "/v1/chat/completions";
+    const BodyScan &json = scan.json();
     if (m_table->route(index).aggregate && (chat || path == "/v1/completions") &&
-        scan.stream != BodyScan::Stream::True && !scan.wantsLogprobs)
-        plan.request.body = spliceStreamTrue(request.body, scan, plan.renamedTo);
+        scan.kind() == ModelLocation::Kind::Json && json.stream != BodyScan::Stream::True &&
+        !json.wantsLogprobs)
+        plan.request.body = spliceStreamTrue(request.body, json, plan.renamedTo);
     if (!plan.request.body.isEmpty()) {
         plan.aggregate = chat ? ForwardPlan::Aggregate::Chat : ForwardPlan::Aggregate::Completion;
     } else {
         plan.request.body =
-            rename ? spliceModel(request.body, scan, upstreamModel) : std::move(request.body);
+            rename ? scan.renamed(request.body, upstreamModel) : std::move(request.body);
     }
     return plan;
 }

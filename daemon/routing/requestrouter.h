@@ -15,7 +15,7 @@ class ExchangeCounter;
 class MetricsRegistry;
 class RouteTable;
 class UpstreamTransport;
-struct BodyScan;
+class ModelLocation;
 
 struct RouterOptions
 {
@@ -41,7 +41,7 @@ public:
 
 private:
     void forward(InboundRequest &request, ResponseWriter *writer);
-    ForwardPlan planFor(qsizetype index, const BodyScan &scan, InboundRequest &request) const;
+    ForwardPlan planFor(qsizetype index, const ModelLocation &scan, InboundRequest &request) const;
     static void noteIgnoredClientId(const ForwardPlan &plan);
     void answerError(ResponseWriter *writer, int status, const QString &message,
                      const QByteArray &code = {}, const QString &param = {});

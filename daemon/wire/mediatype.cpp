@@ -3,12 +3,135 @@
 
 namespace slp {
 
+namespace {
+bool isOws(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+// RFC 9110 5.6.2 tchar.
+bool isTokenChar(char c)
+{
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+        return true;
+    switch (c) {
+    case '!':
+    case '#':
+    case '$':
+    case '%':
+    case '&':
+    case '\'':
+    case '*':
+    case '+':
+    case '-':
+    case '.':
+    case '^':
+    case '_':
+    case '`':
+    case '|':
+    case '~':
+        return true;
+    default:
+        return false;
+    }
+}
+
+// A token or a quoted-string at `pos`; false when neither is there or the quote is unclosed.
+bool readValue(QByteArrayView v, qsizetype &pos, QByteArray &out)
+{
+    const qsizetype n = v.size();
+    if (pos < n && v[pos] == '"') {
+        for (++pos; pos < n; ++pos) {
+            const char c = v[pos];
+            if (c == '"') {
+                ++pos;
+                return true;
+            }
+            if (c == '\\' && pos + 1 < n)
+                ++pos;
+            out += v[pos];
+        }
+        return false;
+    }
+    const qsizetype start = pos;
+    while (pos < n && isTokenChar(v[pos]))
+        ++pos;
+    out = v.sliced(start, pos - start).toByteArray();
+    return pos > start;
+}
+} // namespace
+
 bool isEventStream(QByteArrayView contentType)
+{
+    return isMediaType(contentType, "text/event-stream");
+}
+
+bool isMediaType(QByteArrayView contentType, QByteArrayView type)
 {
     const QByteArrayView value = contentType.trimmed();
     const qsizetype end = value.indexOf(';');
     const QByteArrayView mediaType = (end < 0 ? value : value.first(end)).trimmed();
-    return mediaType.compare("text/event-stream", Qt::CaseInsensitive) == 0;
+    return mediaType.compare(type, Qt::CaseInsensitive) == 0;
+}
+
+HeaderParameters parseHeaderParameters(QByteArrayView value)
+{
+    HeaderParameters out;
+    const qsizetype n = value.size();
+    qsizetype pos = 0;
+    while (pos < n && isOws(value[pos]))
+        ++pos;
+    const qsizetype start = pos;
+    while (pos < n && value[pos] != ';')
+        ++pos;
+    out.token = value.sliced(start, pos - start).trimmed().toByteArray().toLower();
+    for (;;) {
+        while (pos < n && isOws(value[pos]))
+            ++pos;
+        if (pos >= n)
+            break;
+        if (value[pos] != ';')
+            return out;
+        ++pos;
+        while (pos < n && isOws(value[pos]))
+            ++pos;
+        if (pos >= n)
+            break; // a trailing ";" is allowed (RFC 9110 5.6.6: empty list elements)
+        const qsizetype nameStart = pos;
+        while (pos < n && isTokenChar(value[pos]))
+            ++pos;
+        if (pos == nameStart || pos >= n || value[pos] != '=')
+            return out;
+        const QByteArray name = value.sliced(nameStart, pos - nameStart).toByteArray().toLower();
+        ++pos;
+        QByteArray parameter;
+        if (!readValue(value, pos, parameter))
+            return out;
+        out.parameters.append({name, parameter});
+    }
+    out.valid = !out.token.isEmpty();
+    return out;
+}
+
+bool HeaderParameters::has(QByteArrayView name) const
+{
+    return count(name) > 0;
+}
+
+QByteArray HeaderParameters::value(QByteArrayView name) const
+{
+    for (const auto &p : parameters)
+        if (p.first == name)
+            return p.second;
+    return {};
+}
+
+int HeaderParameters::count(QByteArrayView name) const
+{
+    int found = 0;
+    for (const auto &p : parameters)
+        found += p.first == name ? 1 : 0;
+    return found;
 }
 
 } // namespace slp

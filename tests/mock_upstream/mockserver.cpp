@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "mockserver.h"
 
+#include "multipartreply.h"
 #include "payloads.h"
 
 #include <QCryptographicHash>
@@ -587,6 +588,12 @@ void Connection::dispatch(Request request)
 void Connection::respondGenerated(const Request &request, const QByteArray &requestId)
 {
     const int delay = m_knobs.delayMs;
+    if (isMultipart(request)) {
+        const MultipartReply reply =
+            multipartReply(request, m_server->models(), QDateTime::currentSecsSinceEpoch());
+        respondSimple(request, requestId, reply.status, "application/json", reply.body, delay);
+        return;
+    }
     QJsonParseError err{};
     const QJsonDocument doc = QJsonDocument::fromJson(request.body, &err);
     if (!doc.isObject()) {

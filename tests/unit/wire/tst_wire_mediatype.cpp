@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // SSE detection by the media type itself (wire/mediatype.h): what gets keep-alive comments
-// and what an aggregating route reassembles.
+// and what an aggregating route reassembles; and the parameters of Content-Type and
+// Content-Disposition (a multipart body's boundary, a part's name).
 #include "wire/mediatype.h"
 
 #include <QtTest>
@@ -12,6 +13,8 @@ class TestWireMediaType : public QObject
 private slots:
     void eventStream_data();
     void eventStream();
+    void parameters_data();
+    void parameters();
 };
 
 void TestWireMediaType::eventStream_data()
@@ -40,6 +43,46 @@ void TestWireMediaType::eventStream()
     QFETCH(QByteArray, value);
     QFETCH(bool, expected);
     QCOMPARE(slp::isEventStream(value), expected);
+}
+
+void TestWireMediaType::parameters_data()
+{
+    QTest::addColumn<QByteArray>("value");
+    QTest::addColumn<bool>("valid");
+    QTest::addColumn<QByteArray>("token");
+    QTest::addColumn<QByteArray>("boundary"); // the "boundary" (or else "name") parameter
+    QTest::newRow("bare boundary") << QByteArray("multipart/form-data; boundary=abc-123") << true
+                                   << QByteArray("multipart/form-data") << QByteArray("abc-123");
+    QTest::newRow("quoted boundary")
+        << QByteArray("Multipart/Form-Data;BOUNDARY=\"a b:c=d?\"") << true
+        << QByteArray("multipart/form-data") << QByteArray("a b:c=d?");
+    QTest::newRow("escapes undone") << QByteArray("form-data; name=\"a\\\"b\\\\\"") << true
+                                    << QByteArray("form-data") << QByteArray("a\"b\\");
+    QTest::newRow("other params first, OWS")
+        << QByteArray("multipart/form-data ;\tcharset=utf-8 ; boundary=x ;") << true
+        << QByteArray("multipart/form-data") << QByteArray("x");
+    QTest::newRow("no parameters") << QByteArray("multipart/form-data") << true
+                                   << QByteArray("multipart/form-data") << QByteArray();
+    QTest::newRow("unclosed quote") << QByteArray("multipart/form-data; boundary=\"abc") << false
+                                    << QByteArray("multipart/form-data") << QByteArray();
+    QTest::newRow("no value") << QByteArray("multipart/form-data; boundary") << false
+                              << QByteArray("multipart/form-data") << QByteArray();
+    QTest::newRow("unquoted separator") << QByteArray("multipart/form-data; boundary=a/b") << false
+                                        << QByteArray("multipart/form-data") << QByteArray("a");
+    QTest::newRow("empty") << QByteArray() << false << QByteArray() << QByteArray();
+}
+
+void TestWireMediaType::parameters()
+{
+    QFETCH(QByteArray, value);
+    QFETCH(bool, valid);
+    QFETCH(QByteArray, token);
+    QFETCH(QByteArray, boundary);
+    const slp::HeaderParameters p = slp::parseHeaderParameters(value);
+    QCOMPARE(p.valid, valid);
+    QCOMPARE(p.token, token);
+    QCOMPARE(p.has("boundary") ? p.value("boundary") : p.value("name"), boundary);
+    QVERIFY(slp::isMediaType(value, token) || token.isEmpty());
 }
 
 QTEST_APPLESS_MAIN(TestWireMediaType)

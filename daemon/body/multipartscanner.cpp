@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "multipartscanner.h"
+
+#include "bytesplice.h"
+#include "jsontext.h"
+#include "wire/mediatype.h"
+
+#include <cstring>
+#include <string.h> // memmem (glibc): a linear two-way search
+
+namespace slp {
+
+namespace {
+
+// RFC 2046 bchars: DIGIT / ALPHA / "'()+_,-./:=?" and space (not last).
+bool isBoundaryChar(char c)
+{
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+        return true;
+    return c != '\0' && std::strchr("'()+_,-./:=? ", c) != nullptr;
+}
+
+bool isTokenChar(char c)
+{
+    return c > 0x20 && c < 0x7f && std::strchr("()<>@,;:\\\"/[]?={}", c) == nullptr;
+}
+
+class MultipartWalk
+{
+public:
+    MultipartWalk(const QByteArray &body, QByteArrayView boundary)
+        : m_p(body.constData()), m_n(body.size()), m_boundary(boundary)
+    {
+        m_delimiter = QByteArrayLiteral("\r\n--") + boundary.toByteArray();
+    }
+
+    MultipartScan run();
+
+private:
+    // The offset of the next delimiter ("\r\n--boundary") at or after `from`, below `limit`.
+    qsizetype find(qsizetype from, QByteArrayView needle, qsizetype limit) const
+    {
+        if (from < 0 || limit - from < needle.size())
+            return -1;
+        const void *hit = memmem(m_p + from, size_t(limit - from), needle.data(), needle.size());
+        return hit ? static_cast<const char *>(hit) - m_p : -1;
+    }
+    bool at(qsizetype pos, QByteArrayView text) const
+    {
+        return pos >= 0 && m_n - pos >= text.size() &&
+               std::memcmp(m_p + pos, text.data(), size_t(text.size())) == 0;
+    }
+    bool fail(const QString &why)
+    {
+        m_scan.error = why;
+        return false;
+    }
+    bool walk();
+    bool part(qsizetype begin, qsizetype end);
+    bool headerLine(qsizetype begin, qsizetype end, bool &isModel, bool &isFile);
+    void verdict();
+    QString quotedBoundary(const char *suffix) const
+    {
+        return QStringLiteral("\"--%1%2\"")
+            .arg(QString::fromLatin1(m_boundary.data(), m_boundary.size()),
+                 QString::fromLatin1(suffix));
+    }
+
+    const char *m_p;
+    qsizetype m_n;
+    QByteArrayView m_boundary;
+    QByteArray m_delimiter;
+    MultipartScan m_scan;
+    int m_modelParts = 0;
+    bool m_modelIsFile = false;
+};
+
+MultipartScan MultipartWalk::run()
+{
+    if (walk())
+        verdict();
+    else
+        m_scan.verdict = MultipartScan::Verdict::Malformed;
+    return m_scan;
+}
+
+// Delimiter to delimiter: each search starts where the last delimiter ended.
+bool MultipartWalk::walk()
+{
+    const QByteArrayView dashBoundary = QByteArrayView(m_delimiter).sliced(2);
+    qsizetype pos = 0;
+    if (at(0, dashBoundary)) {
+        pos = dashBoundary.size(); // no preamble: the body opens with the boundary
+    } else {
+        const qsizetype first = find(0, m_delimiter, m_n);
+        if (first < 0)
+            return fail(QStringLiteral("multipart body has no opening delimiter %1")
+                            .arg(quotedBoundary("")));
+        pos = first + m_delimiter.size();
+    }
+    for (;;) {
+        const qsizetype delimiterEnd = pos;
+        if (at(pos, "--")) {
+            m_scan.closeEnd = pos + 2; // the epilogue after it is anything
+            return true;
+        }
+        while (pos < m_n && (m_p[pos] == ' ' || m_p[pos] == '\t'))
+            ++pos; // transport padding
+        if (!at(pos, "\r\n"))
+            return fail(QStringLiteral("multipart delimiter ending at byte %1 is followed by "
+                                       "neither CRLF nor \"--\"")
+                            .arg(delimiterEnd));
+        const qsizetype partBegin = pos + 2;
+        const qsizetype next = find(partBegin, m_delimiter, m_n);
+        if (next < 0)
+            return fail(QStringLiteral("multipart body has no closing delimiter %1")
+                            .arg(quotedBoundary("--")));
+        if (!part(partBegin, next))
+            return false;
+        pos = next + m_delimiter.size();
+    }
+}
+
+// One part: header lines, a blank line, then its content up to `end`, where the next
+// delimiter's CRLF starts.
+bool MultipartWalk::part(qsizetype begin, qsizetype end)
+{
+    qsizetype contentBegin = begin + 2; // a part with no header lines opens with its blank line
+    if (!(at(begin, "\r\n") && contentBegin <= end)) {
+        const qsizetype blank = find(begin, "\r\n\r\n", end);
+        if (blank < 0)
+            return fail(QStringLiteral("multipart part at byte %1 has a truncated header: no "
+                                       "blank line before the next delimiter")
+                            .arg(begin));
+        contentBegin = blank + 4;
+    }
+    bool isModel = false;
+    bool isFile = false;
+    for (qsizetype line = begin; line < contentBegin - 2;) {
+        const qsizetype eol = find(line, "\r\n", contentBegin);
+        if (!headerLine(line, eol, isModel, isFile))
+            return false;
+        line = eol + 2;
+    }
+    if (isModel && ++m_modelParts == 1) {
+        m_scan.valueBegin = contentBegin;
+        m_scan.valueEnd = end;
+        m_modelIsFile = isFile;
+    }
+    return true;
+}
+
+// "Name: value"; only Content-Disposition matters (RFC 7578 4.2: form-data; name="...").
+bool MultipartWalk::headerLine(qsizetype begin, qsizetype end, bool &isModel, bool &isFile)
+{
+    const QByteArrayView line(m_p + begin, end - begin);
+    const qsizetype colon = line.indexOf(':');
+    bool nameOk = colon > 0;
+    for (qsizetype i = 0; nameOk && i < colon; ++i)
+        nameOk = isTokenChar(line[i]);
+    if (!nameOk)
+        return fail(
+            QStringLiteral("multipart part header at byte %1 is not \"Name: value\"").arg(begin));
+    if (line.first(colon).compare("content-disposition", Qt::CaseInsensitive) != 0)
+        return true;
+    const HeaderParameters disposition = parseHeaderParameters(line.sliced(colon + 1));
+    if (disposition.token == "form-data" && disposition.value("name") == "model") {
+        isModel = true;
+        isFile = disposition.has("filename") || disposition.has("filename*");
+    }
+    return true;
+}
+
+void MultipartWalk::verdict()
+{
+    using V = MultipartScan::Verdict;
+    MultipartScan &s = m_scan;
+    const qsizetype size = s.valueEnd - s.valueBegin;
+    if (m_modelParts > 1) {
+        s.verdict = V::ModelDuplicate;
+        s.error = QStringLiteral("multipart body has more than one \"model\" part");
+    } else if (m_modelParts == 0) {
+        s.verdict = V::ModelMissing;
+        s.error =
+            QStringLiteral("multipart body has no \"model\" part: add a form field named model");
+    } else if (m_modelIsFile) {
+        s.verdict = V::ModelFile;
+        s.error = QStringLiteral("the multipart \"model\" part is a file (it has a filename): "
+                                 "send the model id as a plain form field");
+    } else if (size == 0) {
+        s.verdict = V::ModelEmpty;
+        s.error = QStringLiteral("the multipart \"model\" part is empty: name the model to use");
+    } else if (size > maxModelBytes) {
+        s.verdict = V::ModelTooLong;
+        s.error = QStringLiteral("the multipart \"model\" part is %1 bytes: at most %2 allowed")
+                      .arg(size)
+                      .arg(maxModelBytes);
+    } else {
+        const auto *u = reinterpret_cast<const uchar *>(m_p);
+        for (qsizetype i = s.valueBegin; i < s.valueEnd;) {
+            const qsizetype len = u[i] < 0x80 ? 1 : jsontext::utf8SequenceLength(u, i, s.valueEnd);
+            if (len == 0) {
+                s.verdict = V::ModelNotUtf8;
+                s.error = QStringLiteral("the multipart \"model\" part is not valid UTF-8 "
+                                         "(byte %1)")
+                              .arg(i);
+                return;
+            }
+            i += len;
+        }
+        s.verdict = V::Ok;
+        s.model = QString::fromUtf8(m_p + s.valueBegin, size);
+        return;
+    }
+    s.valueBegin = s.valueEnd = -1;
+}
+
+} // namespace
+
+QString boundaryError(QByteArrayView boundary)
+{
+    if (boundary.isEmpty())
+        return QStringLiteral("multipart/form-data needs a boundary parameter in Content-Type");
+    if (boundary.size() > maxBoundaryBytes)
+        return QStringLiteral("multipart boundary is %1 characters: at most %2 allowed (RFC 2046)")
+            .arg(boundary.size())
+            .arg(maxBoundaryBytes);
+    for (const char c : boundary) {
+        if (!isBoundaryChar(c))
+            return QStringLiteral("multipart boundary has a character RFC 2046 does not allow "
+                                  "(byte 0x%1)")
+                .arg(uchar(c), 2, 16, QLatin1Char('0'));
+    }
+    if (boundary.back() == ' ')
+        return QStringLiteral("multipart boundary ends in a space (RFC 2046 does not allow it)");
+    return {};
+}
+
+MultipartScan scanMultipart(const QByteArray &body, QByteArrayView boundary)
+{
+    return MultipartWalk(body, boundary).run();
+}
+
+bool multipartValueError(const QString &value, QByteArrayView boundary)
+{
+    // The value follows a CRLF (the header block's blank line): a value that begins with
+    // "--boundary" would be a delimiter as much as one that holds "\r\n--boundary". None can
+    // straddle the value's end: the delimiter's only CR is its first byte.
+    const QByteArray delimiter = "\r\n--" + boundary.toByteArray();
+    return QByteArray(QByteArrayLiteral("\r\n") + value.toUtf8()).contains(delimiter);
+}
+
+QByteArray spliceMultipartModel(const QByteArray &body, const MultipartScan &scan,
+                                QByteArrayView boundary, const QString &newModel)
+{
+    if (scan.verdict != MultipartScan::Verdict::Ok || multipartValueError(newModel, boundary))
+        return {};
+    return replaceSpan(body, scan.valueBegin, scan.valueEnd, newModel.toUtf8());
+}
+
+} // namespace slp

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "routing/modellocator.h"
+
+#include "wire/mediatype.h"
+
+namespace slp {
+
+namespace {
+QString jsonScanError(const BodyScan &scan)
+{
+    switch (scan.verdict) {
+    case BodyScan::Verdict::NotJson:
+        return QStringLiteral("request body is not valid JSON: %1").arg(scan.error);
+    case BodyScan::Verdict::NotObject:
+        return QStringLiteral("request body must be a JSON object");
+    case BodyScan::Verdict::ModelMissing:
+        return QStringLiteral("request body has no \"model\" field: name the model to use");
+    case BodyScan::Verdict::ModelNotString:
+        return QStringLiteral("\"model\" must be a string");
+    case BodyScan::Verdict::ModelDuplicate:
+        return QStringLiteral("\"model\" is given more than once at the top level");
+    case BodyScan::Verdict::Ok:
+        break;
+    }
+    return {};
+}
+} // namespace
+
+ModelLocation ModelLocation::locate(const HeaderList &headers, const QByteArray &body)
+{
+    ModelLocation where;
+    const QByteArray contentType = headerValue(headers, "content-type");
+    if (!isMediaType(contentType, "multipart/form-data")) {
+        // JSON, as every request was routed before multipart: also with no Content-Type.
+        where.m_json = scanBody(body);
+        const BodyScan::Verdict verdict = where.m_json.verdict;
+        if (verdict == BodyScan::Verdict::Ok) {
+            where.m_model = where.m_json.model;
+            return where;
+        }
+        // `curl -d '{...}'` labels JSON as a form: that keeps working; a real form does not.
+        const bool form = isMediaType(contentType, "application/x-www-form-urlencoded");
+        if (form &&
+            (verdict == BodyScan::Verdict::NotJson || verdict == BodyScan::Verdict::NotObject)) {
+            where.m_status = 415;
+            where.m_error = QStringLiteral(
+                "application/x-www-form-urlencoded bodies are not routed: send JSON, or "
+                "multipart/form-data with a \"model\" part");
+        } else {
+            where.m_status = 400;
+            where.m_error = jsonScanError(where.m_json);
+        }
+        return where;
+    }
+    where.m_kind = Kind::Multipart;
+    const HeaderParameters type = parseHeaderParameters(contentType);
+    where.m_boundary = type.value("boundary");
+    where.m_status = 400;
+    if (!type.valid) {
+        where.m_error = QStringLiteral("Content-Type parameters are malformed: %1")
+                            .arg(QString::fromLatin1(contentType.left(200)));
+    } else if (type.count("boundary") > 1) {
+        where.m_error = QStringLiteral("multipart/form-data names its boundary more than once");
+    } else if (const QString bad = boundaryError(where.m_boundary); !bad.isEmpty()) {
+        where.m_error = bad;
+    } else {
+        where.m_multipart = scanMultipart(body, where.m_boundary);
+        const bool ok = where.m_multipart.verdict == MultipartScan::Verdict::Ok;
+        where.m_status = ok ? 0 : 400;
+        where.m_error = where.m_multipart.error;
+        where.m_model = where.m_multipart.model;
+    }
+    return where;
+}
+
+QString ModelLocation::renameError(const QString &newModel) const
+{
+    if (m_kind == Kind::Json || !multipartValueError(newModel, m_boundary))
+        return {};
+    return QStringLiteral("the multipart boundary occurs in the backend's id for this model: "
+                          "send the request with another boundary");
+}
+
+QByteArray ModelLocation::renamed(const QByteArray &body, const QString &newModel) const
+{
+    if (m_kind == Kind::Json)
+        return spliceModel(body, m_json, newModel);
+    return spliceMultipartModel(body, m_multipart, m_boundary, newModel);
+}
+
+} // namespace slp

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "body/bodyscanner.h"
+#include "body/multipartscanner.h"
+#include "wire/http1.h"
+
+#include <QByteArray>
+#include <QString>
+
+namespace slp {
+
+// Where a request names its model, by the body's Content-Type: a multipart/form-data body in
+// its "model" part; any other body (JSON, or no Content-Type at all) in its top-level "model"
+// key. An application/x-www-form-urlencoded body that is not a JSON object is refused with
+// 415 (one that is, as `curl -d` sends JSON, is routed as JSON, as it always was).
+class ModelLocation
+{
+public:
+    enum class Kind
+    {
+        Json,
+        Multipart,
+    };
+
+    static ModelLocation locate(const HeaderList &headers, const QByteArray &body);
+
+    // 0 when the model was found; else the status to answer (400, 415) with error().
+    int status() const { return m_status; }
+    const QString &error() const { return m_error; }
+    const QString &model() const { return m_model; }
+    Kind kind() const { return m_kind; }
+    const BodyScan &json() const { return m_json; } // Kind::Json only
+
+    // Why `newModel` cannot replace the model in this body (a multipart value must not hold
+    // the body's delimiter), or an empty string.
+    QString renameError(const QString &newModel) const;
+    // `body` with only the model's value bytes changed to `newModel` (renameError() empty).
+    QByteArray renamed(const QByteArray &body, const QString &newModel) const;
+
+private:
+    Kind m_kind = Kind::Json;
+    int m_status = 0;
+    QString m_error;
+    QString m_model;
+    BodyScan m_json;
+    MultipartScan m_multipart;
+    QByteArray m_boundary;
+};
+
+} // namespace slp
