@@ -155,8 +155,10 @@ void SseAggregator::setMalformed(const QString &reason)
 void SseAggregator::charge(qint64 bytes)
 {
     m_outputBytes += bytes;
-    if (m_state == State::Streaming && m_outputBytes > m_maxOutputBytes)
+    if (m_state == State::Streaming && m_outputBytes > m_maxOutputBytes) {
+        m_outputTooLarge = true;
         setMalformed(QStringLiteral("reassembled output exceeds %1 bytes").arg(m_maxOutputBytes));
+    }
 }
 
 } // namespace slp

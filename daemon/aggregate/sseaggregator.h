@@ -85,6 +85,8 @@ public:
     QByteArray errorJson() const;
     // Malformed: why, for the log (never for the client). Empty otherwise.
     QString malformedReason() const { return m_malformedReason; }
+    // Malformed because the reassembled output outgrew maxOutputBytes.
+    bool outputTooLarge() const { return m_outputTooLarge; }
     // Done: the reassembled non-streaming JSON body (compact). Empty otherwise.
     QByteArray result() const;
 
@@ -124,6 +126,7 @@ private:
     qint64 m_maxEventBytes;
     State m_state = State::Streaming;
     QString m_malformedReason;
+    bool m_outputTooLarge = false;
     QJsonValue m_error;
 
     // SSE framing

@@ -11,11 +11,13 @@ namespace {
 constexpr qint64 kReadPiece = 64 * 1024;
 } // namespace
 
-AggregateAnswer::AggregateAnswer(ForwardPlan::Aggregate kind, HeaderList upstreamHeaders)
+AggregateAnswer::AggregateAnswer(ForwardPlan::Aggregate kind, HeaderList upstreamHeaders,
+                                 qint64 maxAnswerBytes)
     : m_aggregator(std::make_unique<SseAggregator>(kind == ForwardPlan::Aggregate::Chat
                                                        ? SseAggregator::Kind::Chat
-                                                       : SseAggregator::Kind::Completion)),
-      m_upstreamHeaders(std::move(upstreamHeaders))
+                                                       : SseAggregator::Kind::Completion,
+                                                   maxAnswerBytes)),
+      m_upstreamHeaders(std::move(upstreamHeaders)), m_maxAnswerBytes(maxAnswerBytes)
 {}
 
 AggregateAnswer::~AggregateAnswer() = default;
@@ -75,6 +77,13 @@ QByteArray AggregateAnswer::failureBody(const QByteArray &requestId) const
 {
     if (m_aggregator->state() == SseAggregator::State::UpstreamError)
         return m_aggregator->errorJson();
+    if (m_aggregator->outputTooLarge())
+        return openAiErrorJson(
+            QStringLiteral("the reassembled answer is larger than max_body_bytes (%1 bytes; "
+                           "request id: %2)")
+                .arg(m_maxAnswerBytes)
+                .arg(QString::fromLatin1(requestId)),
+            QStringLiteral("upstream_error"), "upstream_answer_too_large");
     return openAiErrorJson(
         QStringLiteral("upstream stream ended before completion (request id: %1)")
             .arg(QString::fromLatin1(requestId)),

@@ -20,7 +20,8 @@ class SseAggregator;
 class AggregateAnswer
 {
 public:
-    AggregateAnswer(ForwardPlan::Aggregate kind, HeaderList upstreamHeaders);
+    // `maxAnswerBytes`: max_body_bytes; a longer reassembled answer is a 502 that says so.
+    AggregateAnswer(ForwardPlan::Aggregate kind, HeaderList upstreamHeaders, qint64 maxAnswerBytes);
     ~AggregateAnswer();
 
     // Reads everything `call` has while the stream is undecided (as fast as the upstream sends:
@@ -45,6 +46,7 @@ private:
     std::unique_ptr<SseAggregator> m_aggregator;
     HeaderList m_upstreamHeaders; // the upstream's head, held until the end
     bool m_lost = false;          // the upstream's body did not end cleanly
+    qint64 m_maxAnswerBytes;
 };
 
 } // namespace slp

@@ -154,7 +154,8 @@ void ForwardExchange::onHead(const UpstreamHead &head)
     if (m_plan.aggregate != ForwardPlan::Aggregate::Off && head.status == 200 &&
         isEventStream(headerValue(head.headers, "content-type"))) {
         // Hold everything: the client gets one JSON answer (or a 502) once the stream ends.
-        m_aggregate = std::make_unique<AggregateAnswer>(m_plan.aggregate, head.headers);
+        m_aggregate = std::make_unique<AggregateAnswer>(m_plan.aggregate, head.headers,
+                                                        m_plan.maxAnswerBytes);
         enter(Phase::Aggregating);
         startWatch(false); // nothing reaches the client before the end: no comments
         aggregateBody();

@@ -54,6 +54,8 @@ struct ForwardPlan
         Completion
     };
     Aggregate aggregate = Aggregate::Off;
+    // The reassembled answer's bound (max_body_bytes): it is buffered like a request body.
+    qint64 maxAnswerBytes = 64ll << 20;
     UpstreamRequest request;
     QElapsedTimer received; // started when the complete request reached the router (overhead)
 };

@@ -175,6 +175,7 @@ ForwardPlan RequestRouter::planFor(qsizetype index, const ModelLocation &scan,
         plan.request.body = spliceStreamTrue(request.body, json, plan.renamedTo);
     if (!plan.request.body.isEmpty()) {
         plan.aggregate = chat ? ForwardPlan::Aggregate::Chat : ForwardPlan::Aggregate::Completion;
+        plan.maxAnswerBytes = m_options.maxBodyBytes;
     } else {
         plan.request.body =
             rename ? scan.renamed(request.body, upstreamModel) : std::move(request.body);

@@ -44,6 +44,7 @@ private Q_SLOTS:
     void backendIgnoringStreamPassesThrough();
     void inBandErrorIs502WithUpstreamObject();
     void streamEndingBeforeDoneIs502();
+    void answerOverMaxBodyBytesIs502();
 
 private:
     MockUpstream m_mock;
@@ -55,6 +56,7 @@ void TestAggregate::initTestCase()
     QVERIFY2(m_mock.start({QStringLiteral("Up-Model")}), qPrintable(m_mock.errorString()));
     const QString config = QStringLiteral(R"(
 log_requests: true
+max_body_bytes: 64KiB
 backends:
   - name: agg
     url: %1
@@ -252,6 +254,19 @@ void TestAggregate::streamEndingBeforeDoneIs502()
         QVERIFY2(message.startsWith(QStringLiteral("upstream stream ended before completion")),
                  r.body.constData());
     }
+}
+
+void TestAggregate::answerOverMaxBodyBytesIs502()
+{
+    // The reassembled answer is buffered like a request body: max_body_bytes (64 KiB here)
+    // bounds it, and the 502 says which key.
+    const HttpResult r = post(m_slp, kChat, R"({"model":"agg"})", {{"X-Mock-Events", "20000"}});
+    QCOMPARE(r.status, 502);
+    const QString message = jsonObject(r).value("error").toObject().value("message").toString();
+    QVERIFY2(message.contains(QStringLiteral("larger than max_body_bytes (65536 bytes")),
+             r.body.constData());
+    // A long stream under the bound is still reassembled.
+    QCOMPARE(post(m_slp, kChat, R"({"model":"agg"})", {{"X-Mock-Events", "200"}}).status, 200);
 }
 
 QTEST_GUILESS_MAIN(TestAggregate)
