@@ -110,7 +110,9 @@ expect_files "$deb_slp" /usr/bin/slp /etc/slp/slp.yaml /lib/systemd/system/slp.s
     /usr/share/doc/slp/docs/CONFIG.md /usr/share/doc/slp/docs/OPERATE.md \
     /usr/share/doc/slp/docs/METRICS.md /usr/share/doc/slp/docs/HTTP.md \
     /usr/share/doc/slp/examples/slp.yaml /usr/share/doc/slp/examples/Caddyfile \
-    /usr/share/doc/slp/prometheus/slp.rules.yml /usr/share/doc/slp/prometheus/slp.rules.test.yml
+    /usr/share/doc/slp/prometheus/slp.rules.yml /usr/share/doc/slp/prometheus/slp.rules.test.yml \
+    /usr/share/slp/ha/keepalived.conf /usr/share/slp/ha/slp-ha.conf /usr/share/slp/ha/slp-ha-check \
+    /usr/share/slp/ha/slp-ha-drain /usr/share/slp/ha/slp-ha-notify
 expect_mode "$deb_slp" /usr/bin/slp -rwxr-xr-x
 expect_mode "$deb_slp" /etc/slp/slp.yaml -rw-r--r--
 expect_mode "$deb_slp" /lib/systemd/system/slp.service -rw-r--r--

@@ -13,6 +13,7 @@ packages=(
     curl ca-certificates python3 clang-format caddy lintian desktop-file-utils
     xvfb xauth x11-utils dbus tint2 dunst xdotool imagemagick
     debootstrap systemd-container prometheus
+    keepalived # tests/ha/failover.sh: two machines in network namespaces
     gnuplot-nox # bench/run.sh plots its size sweeps
 )
 missing=()
