@@ -9,8 +9,13 @@
 #include <QSslSocket>
 #include <QTcpSocket>
 
+#include <QFile>
+
 #include <cerrno>
+#include <cstring>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 namespace slp {
 
@@ -91,6 +96,8 @@ void SocketCall::abort()
 
 void SocketCall::dial()
 {
+    if (!m_endpoint.unixPath.isEmpty())
+        return dialUnix();
     QTcpSocket *socket = m_endpoint.tls ? new QSslSocket : new QTcpSocket;
     socket->setProxy(QNetworkProxy::NoProxy);
     socket->setReadBufferSize(kSocketReadBuffer);
@@ -99,6 +106,41 @@ void SocketCall::dial()
         static_cast<QSslSocket *>(socket)->connectToHostEncrypted(m_endpoint.host, m_endpoint.port);
     else
         socket->connectToHost(m_endpoint.host, m_endpoint.port);
+}
+
+// A Unix socket connects (or fails) at once: connect(2) on it never waits for a peer. The
+// connected descriptor is then wrapped in a QTcpSocket, as QLocalSocket itself does, so the
+// pool, the parser and every fence work unchanged. A failure here is reported from inside
+// start() (the seam allows it).
+void SocketCall::dialUnix()
+{
+    const QByteArray path = QFile::encodeName(m_endpoint.unixPath);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::memcpy(address.sun_path, path.constData(),
+                std::min<size_t>(size_t(path.size()), sizeof(address.sun_path) - 1));
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return fail(Failure::Other, m_endpoint.key + QStringLiteral(": ") + qt_error_string(errno));
+    if (::connect(fd, reinterpret_cast<const sockaddr *>(&address), sizeof(address)) != 0) {
+        const int error = errno;
+        ::close(fd);
+        // A missing file, a file nobody listens on, a full backlog: nothing reached the
+        // upstream, so retry: true may dial once more.
+        const bool refused = error == ECONNREFUSED || error == ENOENT || error == EAGAIN;
+        return fail(refused ? Failure::Refused : Failure::Other,
+                    QStringLiteral("connect to ") + m_endpoint.key + QStringLiteral(": ") +
+                        qt_error_string(error));
+    }
+    auto *socket = new QTcpSocket; // owned by this call (m_socket), then by the pool
+    socket->setProxy(QNetworkProxy::NoProxy);
+    socket->setReadBufferSize(kSocketReadBuffer);
+    if (!socket->setSocketDescriptor(fd, QAbstractSocket::ConnectedState)) {
+        ::close(fd);
+        delete socket;
+        return fail(Failure::Other, m_endpoint.key + QStringLiteral(": cannot use the socket"));
+    }
+    attach(socket);
 }
 
 void SocketCall::attach(QTcpSocket *socket)
@@ -175,6 +217,8 @@ QString SocketCall::where()
     notePeer();
     if (!m_peer.isEmpty())
         return QString();
+    if (!m_endpoint.unixPath.isEmpty())
+        return m_endpoint.key + QStringLiteral(": "); // the log names the socket's path
     return m_endpoint.host + QLatin1Char(':') + QString::number(m_endpoint.port) +
            QStringLiteral(": ");
 }
@@ -195,7 +239,8 @@ void SocketCall::redial()
     m_peerClosed = false;
     m_response.reset(m_headRequest);
     dial();
-    writeRequest();
+    if (!m_finished)
+        writeRequest();
 }
 
 void SocketCall::onError(QAbstractSocket::SocketError error)
@@ -387,7 +432,12 @@ SocketLink::SocketLink(QTcpSocket *socket, IdlePool *pool) : QObject(socket), po
 
 SocketLink *SocketLink::of(QTcpSocket *socket)
 {
-    return socket->findChild<SocketLink *>(QString(), Qt::FindDirectChildrenOnly);
+    // Not findChild<SocketLink *>: SocketLink has no Q_OBJECT, so that would take any child,
+    // such as the socket engine a socket made from a descriptor already has.
+    for (QObject *child : socket->children())
+        if (auto *link = dynamic_cast<SocketLink *>(child))
+            return link;
+    return nullptr;
 }
 
 void SocketLink::idleEvent(QTcpSocket *socket)

@@ -74,6 +74,7 @@ private:
     // --- connection ---------------------------------------------------------------------
 
     void dial();
+    void dialUnix();
 
     void attach(QTcpSocket *socket);
 
