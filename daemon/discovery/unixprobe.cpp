@@ -13,6 +13,7 @@ namespace slp {
 
 namespace {
 constexpr qint64 kMaxHeadBytes = 64 * 1024;
+constexpr qint64 kReadBuffer = 64 * 1024;
 
 // The body of a chunked answer, or nullopt when its framing is broken or unfinished.
 std::optional<QByteArray> dechunk(QByteArrayView in)
@@ -51,6 +52,7 @@ UnixProbe::~UnixProbe()
 void UnixProbe::start(const QString &path, const QByteArray &userAgent)
 {
     m_socket = new QLocalSocket(this);
+    m_socket->setReadBufferSize(kReadBuffer); // what Qt reads ahead of us, as for the TCP probe
     connect(m_socket, &QLocalSocket::readyRead, this, &UnixProbe::onData);
     connect(m_socket, &QLocalSocket::disconnected, this, &UnixProbe::onClosed);
     connect(m_socket, &QLocalSocket::errorOccurred, this, [this](QLocalSocket::LocalSocketError e) {

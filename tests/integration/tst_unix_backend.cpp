@@ -3,8 +3,9 @@
 // over the socket renames the model, a plain answer and a stream are relayed with
 // "Host: localhost", a missing socket file and one nobody listens on are the usual 502 with the
 // path in slp's log, `retry: true` re-dials once after a connection closed before any answer,
-// and the route's timeout cuts a silent backend. Under `upstream_transport: qnam` (the .qnam
-// twin) such a config is refused, naming the key and the line: Qt 6.4's QNAM cannot dial one.
+// the route's timeout cuts a silent backend, and discovery's probe errors (missing file, silence,
+// a list past 4 MiB) name the path as the TCP probe's do. Under `upstream_transport: qnam` (the
+// .qnam twin) such a config is refused, naming the key and the line: Qt 6.4's QNAM cannot dial one.
 #include "testsupport.h"
 
 #include <QDeadlineTimer>
@@ -102,6 +103,8 @@ private Q_SLOTS:
     void missingOrRefusedSocketIs502();
     void retryRedialsOnce();
     void silentBackendTimesOut();
+    void probeErrorsNameTheSocket();
+    void probeReadsAtMostTheLimit();
 
 private:
     bool qnam() const { return SlpDaemon::transport() == QStringLiteral("qnam"); }
@@ -132,12 +135,15 @@ void TestUnixBackend::initTestCase()
     QVERIFY(stale >= 0);
     ::close(stale); // the file stays, with nobody behind it: connect(2) is refused
     const QString config =
-        QStringLiteral("backends:\n"
+        QStringLiteral("discovery:\n  probe_timeout: 300ms\n  backoff_max: 1s\n  recheck: 1s\n"
+                       "backends:\n"
                        "  - name: alias\n    url: unix:%1\n"
                        "  - name: missing\n    url: unix:%2\n    model: m\n"
                        "  - name: stale\n    url: unix:%3\n    model: m\n"
                        "  - name: flaky\n    url: unix:%4\n    model: m\n    retry: true\n"
-                       "  - name: silent\n    url: unix:%5\n    model: m\n    timeout: 300ms\n")
+                       "  - name: silent\n    url: unix:%5\n    model: m\n    timeout: 300ms\n"
+                       "  - name: unprobed\n    url: unix:%2\n"
+                       "  - name: mute\n    url: unix:%5\n")
             .arg(mockSock, m_dir.filePath(QStringLiteral("none.sock")),
                  m_dir.filePath(QStringLiteral("stale.sock")),
                  m_dir.filePath(QStringLiteral("flaky.sock")),
@@ -156,8 +162,12 @@ void TestUnixBackend::initTestCase()
         QVERIFY(check.exitCode() != 0);
         const QString err = QString::fromUtf8(check.readAllStandardError());
         QVERIFY2(err.contains(QStringLiteral("needs upstream_transport: socket")), qPrintable(err));
-        QVERIFY2(err.contains(QStringLiteral(":3:")) || err.contains(QStringLiteral("line 3")),
-                 qPrintable(err));
+        // The first unix: backend's line, as the file was written.
+        const QString written = SlpDaemon::withTestTransport(config);
+        const int line = int(written.left(written.indexOf(QStringLiteral("name: alias")))
+                                 .count(QLatin1Char('\n'))) +
+                         1;
+        QVERIFY2(err.contains(QStringLiteral(":%1:").arg(line)), qPrintable(err));
         QSKIP("upstream_transport: qnam refuses unix: backends (checked above)");
     }
     QVERIFY2(m_slp.start(config), qPrintable(m_slp.errorString()));
@@ -189,7 +199,9 @@ void TestUnixBackend::discoveryRenamesOverTheSocket()
     const HttpResult models = httpRequest("GET", m_slp.url() + QStringLiteral("/v1/models?debug"));
     QCOMPARE(models.status, 200);
     QVERIFY(!models.body.contains("sock"));
-    QVERIFY(m_slp.stderrText().contains(QStringLiteral("alias   -> unix:") + m_dir.path()));
+    const QRegularExpression dumped(QStringLiteral("alias +-> unix:") +
+                                    QRegularExpression::escape(m_dir.path()));
+    QVERIFY(dumped.match(m_slp.stderrText()).hasMatch());
 }
 
 void TestUnixBackend::streamIsRelayed()
@@ -245,6 +257,42 @@ void TestUnixBackend::silentBackendTimesOut()
     QVERIFY(r.body.contains("upstream_timeout"));
     QVERIFY(r.body.contains("timed out after 300ms"));
     QVERIFY2(clock.elapsed() < 5000, qPrintable(QString::number(clock.elapsed())));
+}
+
+// Discovery's probe over the socket fails as the TCP one does, naming the path: a missing
+// file at once, a backend that never answers after probe_timeout.
+void TestUnixBackend::probeErrorsNameTheSocket()
+{
+    const QString missing = QStringLiteral("discovery: unprobed: probe GET \"unix:%1/v1/models\" "
+                                           "failed: connect to unix:%1: no such socket")
+                                .arg(m_dir.filePath(QStringLiteral("none.sock")));
+    QVERIFY2(
+        m_slp.waitForLog(QRegularExpression(QRegularExpression::escape(missing)), 5000).hasMatch(),
+        qPrintable(m_slp.stderrText()));
+    const QString silent = QStringLiteral("discovery: mute: probe GET \"unix:%1/v1/models\" "
+                                          "failed: no answer within 300ms")
+                               .arg(m_dir.filePath(QStringLiteral("silent.sock")));
+    QVERIFY2(
+        m_slp.waitForLog(QRegularExpression(QRegularExpression::escape(silent)), 5000).hasMatch(),
+        qPrintable(m_slp.stderrText()));
+}
+
+// The 4 MiB model list limit holds over the socket too: a longer answer is an error, and the
+// name learned before stays.
+void TestUnixBackend::probeReadsAtMostTheLimit()
+{
+    const auto mark = m_slp.mark();
+    QVERIFY(m_mock.setModelsStatus(
+        {{"status", 200}, {"raw", QString(5 * 1024 * 1024, QLatin1Char('x'))}}));
+    const QString line =
+        QStringLiteral("discovery: alias: probe GET \"unix:%1/v1/models\" failed: model list "
+                       "larger than 4194304 bytes: stopped reading; keeping \"real-name\"")
+            .arg(m_dir.filePath(QStringLiteral("vllm.sock")));
+    const bool seen =
+        m_slp.waitForLog(QRegularExpression(QRegularExpression::escape(line)), 10000, mark)
+            .hasMatch();
+    QVERIFY(m_mock.setModelsStatus({}));
+    QVERIFY2(seen, qPrintable(m_slp.stderrText()));
 }
 
 QTEST_GUILESS_MAIN(TestUnixBackend)
