@@ -82,11 +82,13 @@ void Compiler::checkUnixUnderQnam()
 {
     if (m_config.upstreamTransport != u"qnam")
         return;
-    for (const Route &r : std::as_const(m_config.routes)) {
+    for (int i = 0; i < m_config.routes.size(); ++i) {
+        const Route &r = m_config.routes[i];
         if (!r.origin.startsWith(QLatin1String("unix:")))
             continue;
         YAML::Mark mark;
         mark.line = r.line - 1;
+        mark.column = m_routeColumns[i] - 1;
         m_in.error(mark,
                    QStringLiteral("backend \"%1\": url \"%2\" needs upstream_transport: socket "
                                   "(upstream_transport: qnam cannot reach a Unix socket)")
