@@ -67,6 +67,7 @@ private:
     void readEdition(const YAML::Node &node, int index);
     void expandEdition(const Edition &ed, bool addRoutes);
     void checkDuplicateIds();
+    void checkUnixUnderQnam();
 
     YamlReader m_in;
     Config m_config;

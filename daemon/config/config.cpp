@@ -57,6 +57,7 @@ ConfigResult Compiler::run()
         readBackends(top.value(QStringLiteral("backends")));
         readEditions(top.value(QStringLiteral("editions")));
         checkDuplicateIds();
+        checkUnixUnderQnam();
     } catch (const YAML::Exception &e) {
         // Not expected (we never call as<>()), but a config error beats a crash.
         m_in.error(e.mark,
@@ -73,6 +74,28 @@ ConfigResult Compiler::run()
         return m_in.errors();
     }
     return m_config;
+}
+
+// Qt 6.4's QNetworkAccessManager cannot dial a Unix socket (local-socket URLs came to
+// QNetworkRequest in a later Qt): such a route under qnam is refused, never half-served.
+void Compiler::checkUnixUnderQnam()
+{
+    if (m_config.upstreamTransport != u"qnam")
+        return;
+    for (int i = 0; i < m_config.routes.size(); ++i) {
+        const Route &r = m_config.routes[i];
+        if (!r.origin.startsWith(QLatin1String("unix:")))
+            continue;
+        YAML::Mark mark;
+        mark.line = r.line - 1;
+        mark.column = m_routeColumns[i] - 1;
+        m_in.error(mark,
+                   QStringLiteral("backend \"%1\": url \"%2\" needs upstream_transport: socket "
+                                  "(upstream_transport: qnam cannot reach a Unix socket)")
+                       .arg(r.id, r.origin),
+                   QStringLiteral("remove \"upstream_transport: qnam\" (socket is the default), "
+                                  "or give this backend an http:// url"));
+    }
 }
 
 void Compiler::checkDuplicateIds()

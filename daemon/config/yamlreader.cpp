@@ -204,7 +204,39 @@ std::optional<qint64> YamlReader::readInt(const Field &f, const QString &path, q
     return v;
 }
 
-// Validates an upstream URL and returns its origin: "scheme://host[:port]".
+namespace {
+// sockaddr_un's sun_path holds 108 bytes with its NUL on Linux.
+constexpr qsizetype kMaxUnixPathBytes = 107;
+
+// "unix:/ABSOLUTE/PATH": the path as written (nothing is resolved, and the file need not
+// exist yet: a backend may start after SLP).
+std::optional<QString> unixOriginOf(const QString &text, QString *why, QString *hint)
+{
+    const QString unixHint = QStringLiteral("write the socket's absolute path after \"unix:\", "
+                                            "e.g. unix:/run/vllm/vllm.sock");
+    const QString path = text.mid(5);
+    const auto fail = [&](const QString &w) -> std::optional<QString> {
+        *why = w;
+        *hint = unixHint;
+        return std::nullopt;
+    };
+    if (path.startsWith(QLatin1String("//")))
+        return fail(QStringLiteral("a unix: URL takes a path, not \"//host\""));
+    if (!path.startsWith(QLatin1Char('/')))
+        return fail(QStringLiteral("the socket path is not absolute"));
+    if (path.contains(QLatin1Char('?')) || path.contains(QLatin1Char('#')))
+        return fail(QStringLiteral("the URL has a query or fragment"));
+    if (path.endsWith(QLatin1Char('/')))
+        return fail(QStringLiteral("the socket path names a directory"));
+    if (path.toUtf8().size() > kMaxUnixPathBytes)
+        return fail(
+            QStringLiteral("the socket path is longer than %1 bytes").arg(kMaxUnixPathBytes));
+    return QStringLiteral("unix:") + path;
+}
+} // namespace
+
+// Validates an upstream URL and returns its origin: "scheme://host[:port]", or
+// "unix:/PATH" for a backend on a Unix socket.
 std::optional<QString> originOf(const QString &text, QString *why, QString *hint)
 {
     const QString originHint = QStringLiteral("give the origin only, e.g. http://host:8000");
@@ -217,10 +249,13 @@ std::optional<QString> originOf(const QString &text, QString *why, QString *hint
         return fail(QStringLiteral("the URL is empty"), originHint);
     if (hasSpaceOrControl(text))
         return fail(QStringLiteral("the URL contains whitespace"), originHint);
+    if (text.startsWith(QLatin1String("unix:"), Qt::CaseInsensitive))
+        return unixOriginOf(text, why, hint);
     const qsizetype sep = text.indexOf(QLatin1String("://"));
     const QString scheme = sep < 0 ? QString() : text.left(sep).toLower();
     if (scheme != u"http" && scheme != u"https")
-        return fail(QStringLiteral("the URL must start with http:// or https://"), originHint);
+        return fail(QStringLiteral("the URL must start with http://, https:// or unix:/"),
+                    originHint);
     if (text.indexOf(QLatin1String("://"), sep + 3) >= 0)
         return fail(QStringLiteral("the URL has \"://\" twice"),
                     QStringLiteral("%1 ({{.URL}} already includes the scheme)").arg(originHint));

@@ -33,7 +33,8 @@ struct Field
 // "nothing", "\"text\"", "a list", "a mapping": what was found instead.
 QString kindOf(const YAML::Node &node);
 
-// Validates an upstream URL and returns its origin: "scheme://host[:port]".
+// Validates an upstream URL and returns its origin: "scheme://host[:port]", or "unix:/PATH"
+// (an absolute path, no query; the socket need not exist yet).
 std::optional<QString> originOf(const QString &text, QString *why, QString *hint);
 
 class YamlReader

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "discovery/discoverysupervisor.h"
 
+#include "discovery/unixprobe.h"
 #include "observe/logging.h"
 #include "observe/metrics.h"
 
@@ -80,6 +81,8 @@ DiscoverySupervisor::DiscoverySupervisor(const Route &route, qsizetype routeInde
     connect(&m_probeTimeout, &QTimer::timeout, this, &DiscoverySupervisor::onProbeTimeout);
     connect(&m_parser, &ModelListParser::parsed, this, &DiscoverySupervisor::onParsed);
     m_metrics.set(metric::modelAmbiguous, metric::modelLabels(m_id), 0);
+    if (route.origin.startsWith(QLatin1String("unix:")))
+        m_unixPath = route.origin.mid(5);
 }
 
 DiscoverySupervisor::~DiscoverySupervisor()
@@ -98,6 +101,8 @@ void DiscoverySupervisor::start()
 
 void DiscoverySupervisor::probe()
 {
+    if (!m_unixPath.isEmpty())
+        return probeUnix();
     if (!m_network)
         return;
     QNetworkRequest request{QUrl(m_url)};
@@ -144,8 +149,51 @@ void DiscoverySupervisor::onProbeData()
     }
 }
 
+void DiscoverySupervisor::probeUnix()
+{
+    m_timedOut = false;
+    m_overLimit = false;
+    m_body.clear();
+    m_unixProbe = new UnixProbe(this); // deleted once it finished (onUnixProbeFinished)
+    connect(m_unixProbe, &UnixProbe::finished, this, &DiscoverySupervisor::onUnixProbeFinished);
+    m_unixProbe->start(m_unixPath, QByteArrayLiteral("slp-discovery/" SLP_VERSION));
+    m_probeTimeout.start(ms(m_settings.probeTimeout));
+}
+
+void DiscoverySupervisor::onUnixProbeFinished()
+{
+    m_probeTimeout.stop();
+    UnixProbe *probe = m_unixProbe;
+    m_unixProbe = nullptr;
+    if (!probe)
+        return;
+    probe->deleteLater();
+    QString failure = probe->failure();
+    if (failure.isEmpty() && probe->status() != 200)
+        failure = QStringLiteral("HTTP status %1").arg(probe->status());
+    if (!failure.isEmpty())
+        return settle(ProbeResult::Error, failure);
+    m_body = probe->takeBody();
+    m_bodyBytesRead = m_body.size();
+    if (m_body.size() > kMaxModelListBytes) {
+        m_body = QByteArray();
+        return settle(ProbeResult::Error,
+                      QStringLiteral("model list larger than %1 bytes: stopped reading")
+                          .arg(kMaxModelListBytes));
+    }
+    m_parser.parse(std::exchange(m_body, QByteArray())); // onParsed settles the probe
+}
+
 void DiscoverySupervisor::onProbeTimeout()
 {
+    if (m_unixProbe) {
+        m_unixProbe->abort(); // says nothing more: settled here
+        m_unixProbe->deleteLater();
+        m_unixProbe = nullptr;
+        return settle(
+            ProbeResult::Error,
+            QStringLiteral("no answer within %1").arg(formatGoDuration(m_settings.probeTimeout)));
+    }
     if (m_reply && m_reply->isRunning()) {
         m_timedOut = true;
         m_reply->abort();

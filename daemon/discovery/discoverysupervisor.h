@@ -17,10 +17,11 @@ class QNetworkReply;
 namespace slp {
 
 class MetricsRegistry;
+class UnixProbe;
 
-// Learns one unpinned backend's model name in the background: probes GET URL/v1/models on a
-// QTimer back-off, never on the request path, and reports what it learned; it never writes
-// into a route table. Zero or several models never guess.
+// Learns one unpinned backend's model name in the background: probes GET URL/v1/models (over
+// QNAM, or a UnixProbe for a "unix:" backend) on a QTimer back-off, never on the request path, and
+// reports what it learned; it never writes into a route table. Zero or several models never guess.
 class DiscoverySupervisor : public QObject
 {
     Q_OBJECT
@@ -44,6 +45,8 @@ Q_SIGNALS:
 
 private:
     void probe();
+    void probeUnix();
+    void onUnixProbeFinished();
     void onProbeHead();
     void onProbeData();
     void onProbeFinished();
@@ -65,9 +68,11 @@ private:
     QTimer m_nextProbe;
     QTimer m_probeTimeout;
     QPointer<QNetworkReply> m_reply;
-    QByteArray m_body;          // what the running probe read so far
-    qint64 m_bodyBytesRead = 0; // of the last probe, for the memory trim after it
-    bool m_overLimit = false;   // the probe stopped reading past kMaxModelListBytes
+    QString m_unixPath;              // a "unix:/PATH" backend's socket: probed by UnixProbe
+    QPointer<UnixProbe> m_unixProbe; // child, while one runs
+    QByteArray m_body;               // what the running probe read so far
+    qint64 m_bodyBytesRead = 0;      // of the last probe, for the memory trim after it
+    bool m_overLimit = false;        // the probe stopped reading past kMaxModelListBytes
     bool m_timedOut = false;
     ModelListParser m_parser;
     bool m_nameChanged = false; // since the last report

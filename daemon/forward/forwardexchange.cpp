@@ -16,6 +16,11 @@ namespace {
 constexpr qint64 kRelayPiece = 64 * 1024;
 // An SSE comment event: every client ignores it, proxies and idle timers see traffic.
 constexpr QByteArrayView kKeepaliveComment = ": keep-alive\n\n";
+
+QString inParens(const QString &peer) // " (127.0.0.1:8000)", or empty
+{
+    return peer.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(peer);
+}
 } // namespace
 
 ForwardExchange::ForwardExchange(ForwardPlan plan, UpstreamTransport &transport,
@@ -43,14 +48,13 @@ ForwardExchange::~ForwardExchange()
     m_metrics.add(metric::routeInflight, m_route.labels, -1);
     if (!m_call)
         return;
-    m_call->disconnect(this);
+    m_call->detachObserver();
     const bool cleanEnd = m_phase == Phase::Done && m_ending == Ending::Completed &&
                           m_call->failure() == UpstreamCall::Failure::None;
     if (cleanEnd && m_call->isRunning()) {
         // Every byte arrived; the transport is only finishing its bookkeeping. Let it, so the
         // upstream connection stays open for the next request.
-        UpstreamCall *call = m_call.release();
-        connect(call, &UpstreamCall::finished, call, &QObject::deleteLater);
+        UpstreamCall::finishDetached(std::move(m_call));
         return;
     }
     m_call->abort(); // a client that left must stop the GPU at once
@@ -85,28 +89,35 @@ void ForwardExchange::launch()
     ++m_attempt;
     m_timedOut = false;
     m_sinceStart.start();
-    m_call = m_transport.start(m_plan.request);
+    m_ttfbTimer.start(m_route.timeout); // first: a failure inside start() stops it
     if (m_attempt == 1 && m_plan.received.isValid())
         m_handOverNs = m_plan.received.nsecsElapsed();
-    connect(m_call.get(), &UpstreamCall::headReceived, this, &ForwardExchange::onHead);
-    connect(m_call.get(), &UpstreamCall::readyRead, this, &ForwardExchange::pump);
-    connect(m_call.get(), &UpstreamCall::finished, this, &ForwardExchange::onFinished);
-    m_ttfbTimer.start(m_route.timeout);
+    // A call that fails at once reports through upstreamFinished() from inside start(), which
+    // may re-dial (a nested launch() that sets m_call) or answer; start() then returns null
+    // and nothing of this attempt is left to keep.
+    if (std::unique_ptr<UpstreamCall> call = m_transport.start(m_plan.request, *this))
+        m_call = std::move(call);
+}
+
+void ForwardExchange::upstreamReadable()
+{
+    pump();
+    if (m_watch)
+        m_watch->upstreamActivity(); // read or not yet: the silence measured is the upstream's
 }
 
 // Nothing of this call reaches the client any more: stop it (closes its connection).
 void ForwardExchange::stopCall()
 {
     if (m_call) {
-        m_call->disconnect(this);
+        m_call->detachObserver();
         m_call->abort();
     }
 }
 
 QString ForwardExchange::upstreamPeerForLog() const
 {
-    const QString peer = m_call ? m_call->peerForLog() : QString();
-    return peer.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(peer);
+    return inParens(m_call ? m_call->peerForLog() : QString());
 }
 
 void ForwardExchange::countRequest(int status)
@@ -294,43 +305,45 @@ void ForwardExchange::answerAggregateFailure(const QByteArray &body)
     m_writer->respond(502, "application/json", body, id);
 }
 
-void ForwardExchange::onFinished()
+void ForwardExchange::onFinished(const UpstreamCall::End &outcome)
 {
     m_ttfbTimer.stop();
     if (m_phase == Phase::Done || !m_writer)
         return;
-    if (m_call->headArrived()) {
+    if (outcome.headArrived) {
         m_upstreamFinished = true;
         pump();
         return;
     }
-    if (m_call->failure() == UpstreamCall::Failure::Unsendable) {
+    if (outcome.failure == UpstreamCall::Failure::Unsendable) {
         // Nothing went upstream: the request itself is what the transport cannot carry.
         end(Ending::Answered);
-        m_log.refused(m_call->errorDetail());
+        m_log.refused(outcome.detail);
         countRequest(400);
-        m_writer->respondError(400, m_call->errorDetail(), m_plan.requestId);
+        m_writer->respondError(400, outcome.detail, m_plan.requestId);
         return;
     }
-    failBeforeHead();
+    failBeforeHead(outcome);
 }
 
-void ForwardExchange::failBeforeHead()
+void ForwardExchange::failBeforeHead(const UpstreamCall::End &failed)
 {
-    m_log.attemptFailed(m_attempt, m_timedOut, upstreamPeerForLog(),
-                        m_timedOut ? QString() : m_call->errorDetail());
-    const QString reason = m_timedOut                           ? QStringLiteral("timed out")
-                           : m_call->isConnectionLevelFailure() ? QStringLiteral("connect")
-                                                                : QStringLiteral("protocol");
+    m_log.attemptFailed(m_attempt, m_timedOut, inParens(failed.peer),
+                        m_timedOut ? QString() : failed.detail);
+    const QString reason = m_timedOut                          ? QStringLiteral("timed out")
+                           : failed.isConnectionLevelFailure() ? QStringLiteral("connect")
+                                                               : QStringLiteral("protocol");
     m_metrics.add(metric::upstreamAttempts, {{QStringLiteral("model_id"), m_route.modelId},
                                              {QStringLiteral("reason"), reason}});
     m_metrics.add(metric::consecutiveFailures, m_route.labels);
 
     // One re-dial, only when nothing reached the upstream's model: never after a timeout (it
     // may still be generating) and never once any response byte arrived.
-    if (!m_timedOut && m_call->isConnectionLevelFailure() && m_attempt < m_route.maxAttempts) {
-        // The old call is finishing inside its own signal: let the event loop delete it.
-        m_call.release()->deleteLater();
+    if (!m_timedOut && failed.isConnectionLevelFailure() && m_attempt < m_route.maxAttempts) {
+        // The old call is finishing inside its own callback: let the event loop delete it
+        // (none when it failed inside start(): the transport drops it).
+        if (m_call)
+            m_call.release()->deleteLater();
         enter(Phase::WaitingForHead);
         launch();
         return;
@@ -368,8 +381,7 @@ void ForwardExchange::onClientGone()
 
 void ForwardExchange::startWatch(bool keepalive)
 {
-    m_watch = StreamWatch::create(m_route.streamIdleTimeout, m_route.sseKeepalive, keepalive,
-                                  m_call.get(), this);
+    m_watch = StreamWatch::create(m_route.streamIdleTimeout, m_route.sseKeepalive, keepalive, this);
     if (m_watch) {
         connect(m_watch, &StreamWatch::stalled, this, &ForwardExchange::onStalled);
         connect(m_watch, &StreamWatch::keepaliveDue, this, &ForwardExchange::onKeepaliveDue);

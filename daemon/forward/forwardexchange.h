@@ -29,7 +29,7 @@ class StreamWatch;
 //   WaitingForHead --failure, re-dial--> WaitingForHead
 //   any --end()--> Done: the client has its answer, its cut, or has left; nothing more is
 //   written. end() is the one place an exchange ends.
-class ForwardExchange : public QObject
+class ForwardExchange : public QObject, private UpstreamCall::Observer
 {
     Q_OBJECT
 public:
@@ -62,9 +62,13 @@ private:
     void enter(Phase next);
     void end(Ending how);
     void launch();
+    // UpstreamCall::Observer: the running call's events (never deletes the call inside one).
+    void upstreamHead(const UpstreamHead &head) override { onHead(head); }
+    void upstreamReadable() override;
+    void upstreamFinished(const UpstreamCall::End &outcome) override { onFinished(outcome); }
     void onHead(const UpstreamHead &head);
     void relayHead(const UpstreamHead &head, const QElapsedTimer &sinceHead);
-    void onFinished();
+    void onFinished(const UpstreamCall::End &outcome);
     void onTimeout();
     void onClientGone();
     void startWatch(bool keepalive);
@@ -73,7 +77,7 @@ private:
     void pump();
     void relayBody();
     void complete();
-    void failBeforeHead();
+    void failBeforeHead(const UpstreamCall::End &failed);
     void aggregateBody();
     void finishAggregate();
     void answerAggregateFailure(const QByteArray &body);
@@ -90,7 +94,7 @@ private:
     UpstreamTransport &m_transport;
     MetricsRegistry &m_metrics;
     QPointer<ResponseWriter> m_writer;
-    std::unique_ptr<UpstreamCall> m_call;
+    std::unique_ptr<UpstreamCall> m_call; // null when start() failed at once (see launch())
     QTimer m_ttfbTimer;
     QElapsedTimer m_sinceStart; // this attempt
     Phase m_phase = Phase::WaitingForHead;

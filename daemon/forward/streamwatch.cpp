@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "forward/streamwatch.h"
 
-#include "upstream/upstreamtransport.h"
-
 #include <algorithm>
 #include <cstring>
 
@@ -53,13 +51,11 @@ StreamWatch::StreamWatch(std::chrono::milliseconds idleTimeout, std::chrono::mil
 
 StreamWatch *StreamWatch::create(std::chrono::milliseconds idleTimeout,
                                  std::chrono::milliseconds keepaliveInterval, bool keepalive,
-                                 UpstreamCall *call, QObject *parent)
+                                 QObject *parent)
 {
     if (idleTimeout.count() <= 0 && (!keepalive || keepaliveInterval.count() <= 0))
         return nullptr;
     auto *watch = new StreamWatch(idleTimeout, keepaliveInterval, parent);
-    // Upstream body bytes, read or not yet: the silence measured is the upstream's.
-    connect(call, &UpstreamCall::readyRead, watch, &StreamWatch::upstreamActivity);
     watch->start(keepalive);
     return watch;
 }

@@ -10,8 +10,6 @@
 
 namespace slp {
 
-class UpstreamCall;
-
 // Whether the bytes of an SSE stream seen so far end at an event boundary: nothing yet, or a
 // blank line written as "\n\n", "\r\n\r\n" or "\r\r". Only the last bytes are kept, so a
 // boundary split across pieces ("...\r\n" then "\r\n") is still seen. Mixed forms such as
@@ -43,12 +41,13 @@ public:
     // A zero duration turns that timer off.
     StreamWatch(std::chrono::milliseconds idleTimeout, std::chrono::milliseconds keepalive,
                 QObject *parent = nullptr);
-    // A started watch for one response whose head just arrived, fed by `call`'s readyRead, or
-    // nullptr when nothing is to be watched (neither key set, or only sse_keepalive and
-    // `keepalive` false): a route without the keys arms no timer at all.
+    // A started watch for one response whose head just arrived (the exchange calls
+    // upstreamActivity() for each readable upstream body piece), or nullptr when nothing is to be
+    // watched (neither key set, or only sse_keepalive and `keepalive` false): a route without the
+    // keys arms no timer at all.
     static StreamWatch *create(std::chrono::milliseconds idleTimeout,
                                std::chrono::milliseconds keepaliveInterval, bool keepalive,
-                               UpstreamCall *call, QObject *parent);
+                               QObject *parent);
 
     // After the response head; `keepalive` says whether this response may get comments.
     void start(bool keepalive);

@@ -35,6 +35,16 @@ struct UpstreamHead
 // One request in flight to one upstream. The seam between routing and the wire (KDE
 // Connect's pattern): the core never sees QNetworkAccessManager, so a cheaper transport can
 // replace it without touching routing.
+//
+// A call reports to the Observer it was started with (Envoy's newStream(decoder, callbacks)):
+// the head, body bytes ready to read, and its end, in that order, each from the event loop.
+// Who may delete what, when:
+// - the core owns the call (start() hands it over) and may abort() it at any time, also
+//   from inside a callback; abort() may report finished synchronously;
+// - inside a callback the observer must not delete the call: it drops it with
+//   deleteLater() (or detaches first and deletes it outside the callback);
+// - the call never touches its observer after detachObserver(), nor itself after a callback
+//   that may have ended it (transports hold a guard across each callback).
 class UpstreamCall : public QObject
 {
     Q_OBJECT
@@ -50,19 +60,56 @@ public:
         ResetBody,  // ... and the upstream reset it (an RST), where the transport can tell
         Aborted,    // we aborted (timeout or client gone)
         Unsendable, // the transport cannot send the request as the client sent it: a 400,
-                    // errorDetail() is the client's message
+                    // detail is the client's message
         Other,
     };
 
-    using QObject::QObject;
+    // How a call ended, as its observer is told: also when start() could not begin it, when
+    // there is no call left to ask.
+    struct End
+    {
+        Failure failure = Failure::None;
+        QString detail; // for the log only: "connection refused", ...; never sent to a client
+        QString peer;   // for the log only: the resolved "address:port", when known
+        bool headArrived = false;
+
+        // Failures worth one re-dial with retry: true (nothing reached the upstream's model).
+        bool isConnectionLevelFailure() const
+        {
+            return !headArrived && (failure == Failure::Refused || failure == Failure::Closed ||
+                                    failure == Failure::NameLookup);
+        }
+    };
+
+    class Observer
+    {
+    public:
+        virtual void upstreamHead(const UpstreamHead &head) = 0;
+        // Body bytes wait in the call (bytesAvailable()).
+        virtual void upstreamReadable() = 0;
+        // Exactly once per started call. From inside start() when the call could not begin:
+        // start() then returns null.
+        virtual void upstreamFinished(const End &end) = 0;
+
+    protected:
+        ~Observer() = default;
+    };
+
+    explicit UpstreamCall(Observer &observer) : m_observer(&observer) {}
     ~UpstreamCall() override = default;
 
     virtual qint64 bytesAvailable() const = 0;
     virtual bool isRunning() const = 0;
     virtual QByteArray read(qint64 maxBytes) = 0;
-    // Stops the exchange at once and closes its connection; finished() may be emitted
-    // synchronously from inside abort().
+    // Stops the exchange at once and closes its connection; the observer's upstreamFinished
+    // may be called synchronously from inside abort().
     virtual void abort() = 0;
+
+    // No callback reaches the observer any more.
+    void detachObserver() { m_observer = nullptr; }
+    // Lets a call that has every byte finish its bookkeeping (its connection goes back to the
+    // pool), then deletes it.
+    static void finishDetached(std::unique_ptr<UpstreamCall> call);
 
     bool headArrived() const { return m_headArrived; }
     Failure failure() const { return m_failure; }
@@ -71,32 +118,37 @@ public:
     // For the log only: the resolved "address:port" the request went to, when the transport
     // knows it (the socket transport does once connected; QNAM never says).
     QString peerForLog() const { return m_peer; }
+    End end() const { return End{m_failure, m_errorDetail, m_peer, m_headArrived}; }
 
-    // Failures worth one re-dial with retry: true (nothing reached the upstream's model).
-    bool isConnectionLevelFailure() const
-    {
-        return !m_headArrived && (m_failure == Failure::Refused || m_failure == Failure::Closed ||
-                                  m_failure == Failure::NameLookup);
-    }
-
-Q_SIGNALS:
-    void headReceived(const slp::UpstreamHead &head);
-    void readyRead();
-    void finished();
+    bool isConnectionLevelFailure() const { return end().isConnectionLevelFailure(); }
 
 protected:
+    // For transports: each hands the event to the observer, if one is attached. The call
+    // may be deleted (deleteLater only) or aborted inside: guard before touching members.
+    void notifyHead(const UpstreamHead &head);
+    void notifyReadable();
+    void notifyFinished();
+
     bool m_headArrived = false;
     Failure m_failure = Failure::None;
     QString m_errorDetail;
     QString m_peer;
+
+private:
+    Observer *m_observer;
+    bool m_deleteWhenFinished = false;
 };
 
 class UpstreamTransport
 {
 public:
     virtual ~UpstreamTransport() = default;
-    // Starts the request at once (no queueing behind a connection cap).
-    virtual std::unique_ptr<UpstreamCall> start(const UpstreamRequest &request) = 0;
+    // Starts the request at once (no queueing behind a connection cap), reporting to
+    // `observer`. A request that fails before it can begin (a connection refused at once, a
+    // request the transport cannot carry) is reported through observer.upstreamFinished()
+    // from inside start(), which then returns null: no half-started call to wait on.
+    virtual std::unique_ptr<UpstreamCall> start(const UpstreamRequest &request,
+                                                UpstreamCall::Observer &observer) = 0;
 };
 
 } // namespace slp

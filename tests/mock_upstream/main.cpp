@@ -47,6 +47,7 @@ int main(int argc, char **argv)
     parser.addOption(
         {"models", "Comma-separated served models; empty = accept any model.", "list"});
     parser.addOption({"id-prefix", "Prefix of X-Request-Id values.", "prefix", "gdqz"});
+    parser.addOption({"unix", "Also serve on a Unix socket at PATH.", "path"});
     parser.process(app);
     if (!parser.positionalArguments().isEmpty()) {
         std::fprintf(stderr, "mock_upstream: unexpected argument %s\n",
@@ -84,6 +85,12 @@ int main(int argc, char **argv)
     if (!server.listen(address, static_cast<quint16>(port))) {
         std::fprintf(stderr, "mock_upstream: cannot listen on %s: %s\n", qPrintable(listen),
                      qPrintable(server.errorString()));
+        return 1;
+    }
+    QString unixError;
+    if (parser.isSet("unix") && !server.listenUnix(parser.value("unix"), &unixError)) {
+        std::fprintf(stderr, "mock_upstream: cannot listen on unix:%s: %s\n",
+                     qPrintable(parser.value("unix")), qPrintable(unixError));
         return 1;
     }
     const QString shown = address.protocol() == QAbstractSocket::IPv6Protocol

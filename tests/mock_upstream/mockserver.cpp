@@ -15,7 +15,12 @@
 #include <QTimer>
 #include <QUrlQuery>
 
+#include <QFile>
+
+#include <cstring>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <utility>
 
@@ -132,7 +137,7 @@ MockServer::MockServer(QStringList models, QByteArray idPrefix, QObject *parent)
     // Load tests open thousands of connections at once; Qt's default backlog is 50.
     m_server->setListenBacklogSize(4096);
     m_server->setMaxPendingConnections(100000);
-    connect(m_server, &QTcpServer::newConnection, this, &MockServer::onNewConnection);
+    connect(m_server, &QTcpServer::newConnection, this, [this] { onNewConnection(m_server); });
 }
 
 bool MockServer::listen(const QHostAddress &address, quint16 port)
@@ -140,9 +145,39 @@ bool MockServer::listen(const QHostAddress &address, quint16 port)
     return m_server->listen(address, port);
 }
 
-void MockServer::onNewConnection()
+bool MockServer::listenUnix(const QString &path, QString *error)
 {
-    while (QTcpSocket *socket = m_server->nextPendingConnection()) {
+    const QByteArray name = QFile::encodeName(path);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (name.size() >= qsizetype(sizeof(address.sun_path))) {
+        *error = QStringLiteral("path too long");
+        return false;
+    }
+    std::memcpy(address.sun_path, name.constData(), size_t(name.size()));
+    ::unlink(name.constData());
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || ::bind(fd, reinterpret_cast<const sockaddr *>(&address), sizeof(address)) != 0 ||
+        ::listen(fd, 4096) != 0) {
+        *error = qt_error_string(errno);
+        if (fd >= 0)
+            ::close(fd);
+        return false;
+    }
+    auto *server = new QTcpServer(this);
+    server->setMaxPendingConnections(100000);
+    if (!server->setSocketDescriptor(fd)) {
+        *error = server->errorString();
+        ::close(fd);
+        return false;
+    }
+    connect(server, &QTcpServer::newConnection, this, [this, server] { onNewConnection(server); });
+    return true;
+}
+
+void MockServer::onNewConnection(QTcpServer *server)
+{
+    while (QTcpSocket *socket = server->nextPendingConnection()) {
         ++m_connectionsAccepted;
         ++m_connectionsOpen;
         new Connection(this, socket, m_nextConnectionId++); // parented to this

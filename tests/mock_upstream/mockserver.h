@@ -49,6 +49,9 @@ public:
     MockServer(QStringList models, QByteArray idPrefix, QObject *parent = nullptr);
 
     bool listen(const QHostAddress &address, quint16 port);
+    // Also serves on a Unix socket at `path` (replacing a stale file), beside the TCP port
+    // the control API stays on. The accepted descriptors are wrapped in QTcpSockets.
+    bool listenUnix(const QString &path, QString *error);
     quint16 port() const { return m_server->serverPort(); }
     QString errorString() const { return m_server->errorString(); }
 
@@ -76,7 +79,7 @@ public:
     const QStringList &models() const { return m_models; }
 
 private:
-    void onNewConnection();
+    void onNewConnection(QTcpServer *server);
     QByteArray requestsJson(qint64 since) const;
 
     QTcpServer *m_server;

@@ -93,8 +93,9 @@ private:
 class QnamCall : public UpstreamCall
 {
 public:
-    QnamCall(QnamTransport *transport, QString origin, UpstreamRequest request)
-        : m_transport(transport), m_origin(std::move(origin)), m_request(std::move(request))
+    QnamCall(QnamTransport *transport, QString origin, UpstreamRequest request, Observer &observer)
+        : UpstreamCall(observer), m_transport(transport), m_origin(std::move(origin)),
+          m_request(std::move(request))
     {
         send();
     }
@@ -140,7 +141,7 @@ private:
             reply, [reply] { reply->setReadBufferSize(kReplyReadBufferBeforeHead); },
             Qt::QueuedConnection);
         connect(reply, &QNetworkReply::metaDataChanged, this, &QnamCall::onMetaData);
-        connect(reply, &QNetworkReply::readyRead, this, &UpstreamCall::readyRead);
+        connect(reply, &QNetworkReply::readyRead, this, [this] { notifyReadable(); });
         connect(reply, &QNetworkReply::finished, this, &QnamCall::onFinished);
     }
 
@@ -209,7 +210,7 @@ private:
         // LLM servers frame theirs with a length or chunks, and `socket` bounds every kind.
         m_reply->setReadBufferSize(m_closeDelimited ? 0 : kReplyReadBuffer);
         dropUnfitRequestIds(head, m_origin);
-        Q_EMIT headReceived(head);
+        notifyHead(head);
     }
 
     // Refuses the response: aborts the reply and retires its QNAM, so the connection closes.
@@ -234,7 +235,7 @@ private:
             m_failure = Failure::Protocol;
             m_errorDetail = m_fenced;
             releaseSlot();
-            Q_EMIT finished();
+            notifyFinished();
             return;
         }
         if (!m_headArrived && m_reply->error() == QNetworkReply::NoError) {
@@ -270,7 +271,7 @@ private:
                                 : m_reply->errorString();
         }
         releaseSlot();
-        Q_EMIT finished();
+        notifyFinished();
     }
 
     // The exchange is over: its connection can serve another request.
@@ -303,24 +304,6 @@ private:
     bool m_closeDelimited = false;
     QString m_fenced; // why the response was refused (a 502), or empty
     bool m_fenceReported = false;
-};
-
-// A request the transport refuses before sending: it fails on the next event-loop pass (the
-// exchange connects to its signals after start() returns).
-class RefusedCall : public UpstreamCall
-{
-public:
-    RefusedCall(Failure failure, const QString &detail)
-    {
-        m_failure = failure;
-        m_errorDetail = detail;
-        QMetaObject::invokeMethod(
-            this, [this] { Q_EMIT finished(); }, Qt::QueuedConnection);
-    }
-    qint64 bytesAvailable() const override { return 0; }
-    bool isRunning() const override { return false; }
-    QByteArray read(qint64) override { return {}; }
-    void abort() override {}
 };
 
 QnamTransport::QnamTransport(int maxConnectionsPerOrigin, QObject *parent)
@@ -458,17 +441,20 @@ QNetworkRequest QnamTransport::prepare(const UpstreamRequest &request) const
     return qreq;
 }
 
-std::unique_ptr<UpstreamCall> QnamTransport::start(const UpstreamRequest &request)
+std::unique_ptr<UpstreamCall> QnamTransport::start(const UpstreamRequest &request,
+                                                   UpstreamCall::Observer &observer)
 {
     // QUrl rewrites what it cannot keep (a fragment dropped, "%zz" or "50%" sent as an empty
     // target, dot segments folded): such a target gets the client's 400, never a changed one.
     if (!qnamSendsTargetUnchanged(request)) {
-        return std::make_unique<RefusedCall>(
-            UpstreamCall::Failure::Unsendable,
-            QStringLiteral("request target cannot be sent unchanged through "
-                           "upstream_transport: qnam (use socket)"));
+        UpstreamCall::End refused;
+        refused.failure = UpstreamCall::Failure::Unsendable;
+        refused.detail = QStringLiteral("request target cannot be sent unchanged through "
+                                        "upstream_transport: qnam (use socket)");
+        observer.upstreamFinished(refused);
+        return nullptr;
     }
-    return std::make_unique<QnamCall>(this, request.origin, request);
+    return std::make_unique<QnamCall>(this, request.origin, request, observer);
 }
 
 } // namespace slp

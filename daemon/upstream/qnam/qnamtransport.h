@@ -27,7 +27,8 @@ public:
     explicit QnamTransport(int maxConnectionsPerOrigin, QObject *parent = nullptr);
     ~QnamTransport() override;
 
-    std::unique_ptr<UpstreamCall> start(const UpstreamRequest &request) override;
+    std::unique_ptr<UpstreamCall> start(const UpstreamRequest &request,
+                                        UpstreamCall::Observer &observer) override;
 
 private:
     QNetworkRequest prepare(const UpstreamRequest &request) const;

@@ -2,8 +2,6 @@
 #include "upstream/socket/socketcall.h"
 
 #include "net/directwrite.h"
-#include "upstream/socket/responseparser.h"
-#include "upstream/socket/sockettransport.h"
 #include "upstream/upstreamhead.h"
 
 #include <QNetworkProxy>
@@ -11,9 +9,13 @@
 #include <QSslSocket>
 #include <QTcpSocket>
 
+#include <QFile>
+
 #include <cerrno>
-#include <deque>
+#include <cstring>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 namespace slp {
 
@@ -22,7 +24,6 @@ constexpr qint64 kHighWater = 256 * 1024;       // unread body past this: stop r
 constexpr qint64 kLowWater = 128 * 1024;        // ... and read again once the core is below this
 constexpr qint64 kSocketReadBuffer = 64 * 1024; // what Qt may hold for us while we do not read
 constexpr qsizetype kCoalesceBody = 64 * 1024;  // smaller bodies go out in the head's write
-using Endpoint = SocketEndpoint;
 } // namespace
 
 bool stillUsable(QTcpSocket *socket, bool tls)
@@ -50,373 +51,359 @@ void discard(QTcpSocket *socket)
     socket->deleteLater();
 }
 
-class SocketCall : public UpstreamCall
+SocketCall::SocketCall(IdlePool *pool, SocketEndpoint endpoint, QByteArray head, QByteArray body,
+                       bool headRequest, Observer &observer)
+    : UpstreamCall(observer), m_pool(pool), m_endpoint(std::move(endpoint)),
+      m_head(std::move(head)), m_body(std::move(body)), m_headRequest(headRequest)
 {
-public:
-    SocketCall(SocketTransport *transport, Endpoint endpoint, QByteArray head, QByteArray body,
-               bool headRequest)
-        : m_transport(transport), m_endpoint(std::move(endpoint)), m_head(std::move(head)),
-          m_body(std::move(body)), m_headRequest(headRequest)
-    {
-        m_response.reset(m_headRequest);
-    }
+    m_response.reset(m_headRequest);
+}
 
-    ~SocketCall() override { closeSocket(); }
-
-    void begin(QTcpSocket *reused)
-    {
-        m_inStart = true;
-        if (reused) {
-            m_reused = true;
-            attach(reused);
-            notePeer();
-        } else {
-            dial();
-        }
-        writeRequest();
-        m_inStart = false;
-    }
-
-    qint64 bytesAvailable() const override { return m_response.buffered(); }
-    bool isRunning() const override { return !m_finished; }
-
-    QByteArray read(qint64 maxBytes) override
-    {
-        QByteArray out = m_response.read(maxBytes);
-        if (m_paused && m_response.buffered() < kLowWater && !m_resumeQueued) {
-            // Not from inside the core's read: reading the socket emits signals.
-            m_resumeQueued = true;
-            QMetaObject::invokeMethod(
-                this, [this] { resume(); }, Qt::QueuedConnection);
-        }
-        return out;
-    }
-
-    void abort() override
-    {
-        if (m_finished)
-            return; // its connection is back in the pool or closed already
-        m_failure = Failure::Aborted;
-        m_errorDetail = QStringLiteral("aborted");
-        closeSocket(); // the upstream sees the close at once: never pooled
-        finishNow();
-    }
-
-private:
-    // --- connection ---------------------------------------------------------------------
-
-    void dial()
-    {
-        QTcpSocket *socket = m_endpoint.tls ? new QSslSocket : new QTcpSocket;
-        socket->setProxy(QNetworkProxy::NoProxy);
-        socket->setReadBufferSize(kSocketReadBuffer);
-        attach(socket);
-        if (m_endpoint.tls) {
-            static_cast<QSslSocket *>(socket)->connectToHostEncrypted(m_endpoint.host,
-                                                                      m_endpoint.port);
-        } else {
-            socket->connectToHost(m_endpoint.host, m_endpoint.port);
-        }
-    }
-
-    void attach(QTcpSocket *socket)
-    {
-        m_socket = socket;
-        SocketLink *link = SocketLink::of(socket);
-        if (!link)
-            link = new SocketLink(socket, m_transport); // a Qt child of the socket
-        link->call = this;
-    }
-
-    // Hands the socket back: its signals stop reaching this call.
-    QTcpSocket *detach()
-    {
-        QTcpSocket *socket = std::exchange(m_socket, nullptr);
-        if (SocketLink *link = socket ? SocketLink::of(socket) : nullptr)
-            link->call = nullptr;
-        return socket;
-    }
-
-    // --- the socket's events, from its SocketLink ------------------------------------------
-    friend class SocketLink;
-    void onConnected()
-    {
+void SocketCall::begin()
+{
+    if (QTcpSocket *reused = m_pool ? m_pool->take(m_endpoint.key) : nullptr) {
+        m_reused = true;
+        attach(reused);
         notePeer();
-        m_socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
-        m_socket
-            ->flush(); // not a bytesWritten handler: safe (docs/QT64.md, "flush in bytesWritten")
-    }
-    void onReadyRead()
-    {
-        if (!m_paused)
-            pump();
-    }
-    void onWritten(qint64 n) { m_written += n; }
-    void onDisconnected()
-    {
-        m_peerClosed = true;
-        handleEof();
-    }
-
-    void writeRequest()
-    {
-        // A reused connection takes the request straight into the kernel (writeDirect); a new
-        // one gets it from Qt once connected.
-        if (m_body.size() <= kCoalesceBody) {
-            m_written += writeDirect(m_socket, m_head + m_body); // one segment, usually
-        } else {
-            m_written += writeDirect(m_socket, m_head);
-            m_written += writeDirect(m_socket, m_body);
-        }
-        if (m_socket && m_socket->state() == QAbstractSocket::ConnectedState &&
-            m_socket->bytesToWrite() > 0)
-            m_socket->flush(); // out now, not on the next loop pass
-    }
-
-    void closeSocket()
-    {
-        if (!m_socket)
-            return;
-        discard(detach());
-    }
-
-    // The connection's resolved address, once known: the exchange logs it after the URL.
-    void notePeer()
-    {
-        if (m_socket && !m_socket->peerAddress().isNull()) {
-            const QHostAddress a = m_socket->peerAddress();
-            const QString ip = a.protocol() == QAbstractSocket::IPv6Protocol
-                                   ? QLatin1Char('[') + a.toString() + QLatin1Char(']')
-                                   : a.toString();
-            m_peer = ip + QLatin1Char(':') + QString::number(m_socket->peerPort());
-        }
-    }
-
-    // What a failure's detail starts with: the endpoint dialled while no address is known.
-    QString where()
-    {
-        notePeer();
-        if (!m_peer.isEmpty())
-            return QString();
-        return m_endpoint.host + QLatin1Char(':') + QString::number(m_endpoint.port) +
-               QStringLiteral(": ");
-    }
-
-    // A reused connection that died before the upstream can have seen a whole request head:
-    // nothing of the request can have been processed, so it may go out on a fresh one, once.
-    bool mayRedial() const
-    {
-        return m_reused && !m_redialed && m_received == 0 && m_written < m_head.size();
-    }
-
-    void redial()
-    {
-        m_redialed = true;
-        m_reused = false;
-        m_peer.clear();
-        closeSocket();
-        m_written = 0;
-        m_received = 0;
-        m_peerClosed = false;
-        m_response.reset(m_headRequest);
+    } else {
         dial();
+    }
+    if (!m_finished)
         writeRequest();
+}
+
+QByteArray SocketCall::read(qint64 maxBytes)
+{
+    QByteArray out = m_response.read(maxBytes);
+    if (m_paused && m_response.buffered() < kLowWater && !m_resumeQueued) {
+        // Not from inside the core's read: reading the socket emits signals.
+        m_resumeQueued = true;
+        QMetaObject::invokeMethod(
+            this, [this] { resume(); }, Qt::QueuedConnection);
     }
+    return out;
+}
 
-    void onError(QAbstractSocket::SocketError error)
-    {
-        if (m_finished)
-            return;
-        if (error == QAbstractSocket::RemoteHostClosedError) {
-            m_peerClosed = true; // closed or reset: the end of a close-delimited body
-            handleEof();
-            return;
-        }
-        if (mayRedial()) {
-            redial();
-            return;
-        }
-        Failure failure = Failure::Other;
-        if (m_headArrived)
-            failure = Failure::BrokenBody;
-        else if (error == QAbstractSocket::ConnectionRefusedError)
-            failure = Failure::Refused;
-        else if (error == QAbstractSocket::HostNotFoundError)
-            failure = Failure::NameLookup;
-        const QString verb = error == QAbstractSocket::ConnectionRefusedError ||
-                                     error == QAbstractSocket::HostNotFoundError
-                                 ? QStringLiteral("connect to ")
-                                 : QString();
-        fail(failure, verb + where() + m_socket->errorString());
+void SocketCall::abort()
+{
+    if (m_finished)
+        return; // its connection is back in the pool or closed already
+    m_failure = Failure::Aborted;
+    m_errorDetail = QStringLiteral("aborted");
+    closeSocket(); // the upstream sees the close at once: never pooled
+    finishNow();
+}
+
+void SocketCall::dial()
+{
+    if (!m_endpoint.unixPath.isEmpty())
+        return dialUnix();
+    QTcpSocket *socket = m_endpoint.tls ? new QSslSocket : new QTcpSocket;
+    socket->setProxy(QNetworkProxy::NoProxy);
+    socket->setReadBufferSize(kSocketReadBuffer);
+    attach(socket);
+    if (m_endpoint.tls)
+        static_cast<QSslSocket *>(socket)->connectToHostEncrypted(m_endpoint.host, m_endpoint.port);
+    else
+        socket->connectToHost(m_endpoint.host, m_endpoint.port);
+}
+
+// A Unix socket connects (or fails) at once: connect(2) on it never waits for a peer. The
+// connected descriptor is then wrapped in a QTcpSocket, as QLocalSocket itself does, so the
+// pool, the parser and every fence work unchanged. A failure here is reported from inside
+// start() (the seam allows it).
+void SocketCall::dialUnix()
+{
+    const QByteArray path = QFile::encodeName(m_endpoint.unixPath);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::memcpy(address.sun_path, path.constData(),
+                std::min<size_t>(size_t(path.size()), sizeof(address.sun_path) - 1));
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return fail(Failure::Other, m_endpoint.key + QStringLiteral(": ") + qt_error_string(errno));
+    if (::connect(fd, reinterpret_cast<const sockaddr *>(&address), sizeof(address)) != 0) {
+        const int error = errno;
+        ::close(fd);
+        // A missing file, a file nobody listens on, a full backlog: nothing reached the
+        // upstream, so retry: true may dial once more.
+        const bool refused = error == ECONNREFUSED || error == ENOENT || error == EAGAIN;
+        return fail(refused ? Failure::Refused : Failure::Other,
+                    QStringLiteral("connect to ") + m_endpoint.key + QStringLiteral(": ") +
+                        qt_error_string(error));
     }
-
-    // --- reading ------------------------------------------------------------------------
-
-    void pump()
-    {
-        QPointer<SocketCall> guard(this);
-        while (m_socket && !m_finished && !m_paused) {
-            const QByteArray data = m_socket->readAll(); // also re-arms Qt's read notifier
-            if (data.isEmpty())
-                break;
-            if (!process(data) || !guard)
-                return;
-            if (m_response.buffered() > kHighWater)
-                m_paused = true; // Qt fills its 64 KiB and then stops reading: backpressure
-        }
+    auto *socket = new QTcpSocket; // owned by this call (m_socket), then by the pool
+    socket->setProxy(QNetworkProxy::NoProxy);
+    socket->setReadBufferSize(kSocketReadBuffer);
+    if (!socket->setSocketDescriptor(fd, QAbstractSocket::ConnectedState)) {
+        ::close(fd);
+        delete socket;
+        return fail(Failure::Other, m_endpoint.key + QStringLiteral(": cannot use the socket"));
     }
+    attach(socket);
+}
 
-    void resume()
-    {
-        m_resumeQueued = false;
-        if (m_finished || !m_socket || !m_paused)
+void SocketCall::attach(QTcpSocket *socket)
+{
+    m_socket = socket;
+    SocketLink *link = SocketLink::of(socket);
+    if (!link)
+        link = new SocketLink(socket, m_pool); // a Qt child of the socket
+    link->call = this;
+}
+
+QTcpSocket *SocketCall::detach()
+{
+    QTcpSocket *socket = std::exchange(m_socket, nullptr);
+    if (SocketLink *link = socket ? SocketLink::of(socket) : nullptr)
+        link->call = nullptr;
+    return socket;
+}
+
+void SocketCall::onConnected()
+{
+    notePeer();
+    m_socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+    m_socket->flush(); // not a bytesWritten handler: safe (docs/QT64.md, "flush in bytesWritten")
+}
+
+void SocketCall::onReadyRead()
+{
+    if (!m_paused)
+        pump();
+}
+
+void SocketCall::onDisconnected()
+{
+    m_peerClosed = true;
+    handleEof();
+}
+
+void SocketCall::writeRequest()
+{
+    // A reused connection takes the request straight into the kernel (writeDirect); a new
+    // one gets it from Qt once connected.
+    if (m_body.size() <= kCoalesceBody) {
+        m_written += writeDirect(m_socket, m_head + m_body); // one segment, usually
+    } else {
+        m_written += writeDirect(m_socket, m_head);
+        m_written += writeDirect(m_socket, m_body);
+    }
+    if (m_socket && m_socket->state() == QAbstractSocket::ConnectedState &&
+        m_socket->bytesToWrite() > 0)
+        m_socket->flush(); // out now, not on the next loop pass
+}
+
+void SocketCall::closeSocket()
+{
+    if (!m_socket)
+        return;
+    discard(detach());
+}
+
+void SocketCall::notePeer()
+{
+    if (m_socket && !m_socket->peerAddress().isNull()) {
+        const QHostAddress a = m_socket->peerAddress();
+        const QString ip = a.protocol() == QAbstractSocket::IPv6Protocol
+                               ? QLatin1Char('[') + a.toString() + QLatin1Char(']')
+                               : a.toString();
+        m_peer = ip + QLatin1Char(':') + QString::number(m_socket->peerPort());
+    }
+}
+
+QString SocketCall::where()
+{
+    notePeer();
+    if (!m_peer.isEmpty())
+        return QString();
+    if (!m_endpoint.unixPath.isEmpty())
+        return m_endpoint.key + QStringLiteral(": "); // the log names the socket's path
+    return m_endpoint.host + QLatin1Char(':') + QString::number(m_endpoint.port) +
+           QStringLiteral(": ");
+}
+
+bool SocketCall::mayRedial() const
+{
+    return m_reused && !m_redialed && m_received == 0 && m_written < m_head.size();
+}
+
+void SocketCall::redial()
+{
+    m_redialed = true;
+    m_reused = false;
+    m_peer.clear();
+    closeSocket();
+    m_written = 0;
+    m_received = 0;
+    m_peerClosed = false;
+    m_response.reset(m_headRequest);
+    dial();
+    if (!m_finished)
+        writeRequest();
+}
+
+void SocketCall::onError(QAbstractSocket::SocketError error)
+{
+    if (m_finished)
+        return;
+    if (error == QAbstractSocket::RemoteHostClosedError) {
+        m_peerClosed = true; // closed or reset: the end of a close-delimited body
+        handleEof();
+        return;
+    }
+    if (mayRedial()) {
+        redial();
+        return;
+    }
+    Failure failure = Failure::Other;
+    if (m_headArrived)
+        failure = Failure::BrokenBody;
+    else if (error == QAbstractSocket::ConnectionRefusedError)
+        failure = Failure::Refused;
+    else if (error == QAbstractSocket::HostNotFoundError)
+        failure = Failure::NameLookup;
+    const QString verb = error == QAbstractSocket::ConnectionRefusedError ||
+                                 error == QAbstractSocket::HostNotFoundError
+                             ? QStringLiteral("connect to ")
+                             : QString();
+    fail(failure, verb + where() + m_socket->errorString());
+}
+
+void SocketCall::pump()
+{
+    QPointer<SocketCall> guard(this);
+    while (m_socket && !m_finished && !m_paused) {
+        const QByteArray data = m_socket->readAll(); // also re-arms Qt's read notifier
+        if (data.isEmpty())
+            break;
+        if (!process(data) || !guard)
             return;
-        m_paused = false;
+        if (m_response.buffered() > kHighWater)
+            m_paused = true; // Qt fills its 64 KiB and then stops reading: backpressure
+    }
+}
+
+void SocketCall::resume()
+{
+    m_resumeQueued = false;
+    if (m_finished || !m_socket || !m_paused)
+        return;
+    m_paused = false;
+    QPointer<SocketCall> guard(this);
+    pump();
+    if (guard && !m_finished && !m_paused && m_peerClosed)
+        handleEof();
+}
+
+void SocketCall::handleEof()
+{
+    if (m_finished)
+        return;
+    if (m_socket && m_socket->bytesAvailable() > 0) {
+        if (m_paused)
+            return; // resume() reads the rest first
         QPointer<SocketCall> guard(this);
         pump();
-        if (guard && !m_finished && !m_paused && m_peerClosed)
-            handleEof();
+        if (!guard || m_finished || m_paused)
+            return;
     }
+    m_response.feedEof(); // EOF ends a close-delimited body
+    if (emitProgress())
+        return;
+    if (mayRedial()) {
+        redial();
+        return;
+    }
+    if (m_headArrived) {
+        const bool reset = peerReset();
+        fail(reset ? Failure::ResetBody : Failure::BrokenBody,
+             where() + QStringLiteral("connection %1 by the upstream mid-body")
+                           .arg(reset ? QStringLiteral("reset") : QStringLiteral("closed")));
+    } else if (m_received > 0) {
+        fail(Failure::Protocol,
+             where() + QStringLiteral("connection closed inside the response head"));
+    } else {
+        fail(Failure::Closed, where() + QStringLiteral("connection closed by the upstream "
+                                                       "before a response"));
+    }
+}
 
-    void handleEof()
-    {
-        if (m_finished)
-            return;
-        if (m_socket && m_socket->bytesAvailable() > 0) {
-            if (m_paused)
-                return; // resume() reads the rest first
-            QPointer<SocketCall> guard(this);
-            pump();
-            if (!guard || m_finished || m_paused)
-                return;
-        }
-        m_response.feedEof(); // EOF ends a close-delimited body
-        if (emitProgress())
-            return;
-        if (mayRedial()) {
-            redial();
-            return;
-        }
+bool SocketCall::peerReset() const
+{
+    const SocketLink *link = m_socket ? SocketLink::of(m_socket) : nullptr;
+    return link && link->shadow.peerEnd() == PeerEnd::Reset;
+}
+
+bool SocketCall::process(const QByteArray &data)
+{
+    m_received += data.size();
+    m_response.feed(data);
+    if (emitProgress())
+        return false;
+    if (m_response.hasError()) {
         if (m_headArrived) {
-            const bool reset = peerReset();
-            fail(reset ? Failure::ResetBody : Failure::BrokenBody,
-                 where() + QStringLiteral("connection %1 by the upstream mid-body")
-                               .arg(reset ? QStringLiteral("reset") : QStringLiteral("closed")));
-        } else if (m_received > 0) {
-            fail(Failure::Protocol,
-                 where() + QStringLiteral("connection closed inside the response head"));
+            fail(Failure::BrokenBody,
+                 where() + QStringLiteral("malformed response body: ") + m_response.errorText());
         } else {
-            fail(Failure::Closed, where() + QStringLiteral("connection closed by the upstream "
-                                                           "before a response"));
-        }
-    }
-
-    // Whether the upstream reset the connection rather than closing it (Qt says "closed").
-    bool peerReset() const
-    {
-        const SocketLink *link = m_socket ? SocketLink::of(m_socket) : nullptr;
-        return link && link->shadow.peerEnd() == PeerEnd::Reset;
-    }
-
-    // Parses one piece; false when the call finished (or was deleted) meanwhile.
-    bool process(const QByteArray &data)
-    {
-        m_received += data.size();
-        m_response.feed(data);
-        if (emitProgress())
-            return false;
-        if (m_response.hasError()) {
-            if (m_headArrived) {
-                fail(Failure::BrokenBody, where() + QStringLiteral("malformed response body: ") +
-                                              m_response.errorText());
-            } else {
-                fail(Failure::Protocol, where() + QStringLiteral("malformed response head: ") +
-                                            m_response.errorText());
-            }
-            return false;
-        }
-        return true;
-    }
-
-    // Emits what the parser produced; true when the call is finished (or gone).
-    bool emitProgress()
-    {
-        QPointer<SocketCall> guard(this);
-        UpstreamHead head;
-        if (m_response.takeHead(&head)) {
-            m_headArrived = true;
-            dropUnfitRequestIds(head, m_endpoint.key);
-            Q_EMIT headReceived(head);
-            if (!guard || m_finished)
-                return true;
-        }
-        if (m_response.takeBodyGrew()) {
-            Q_EMIT readyRead();
-            if (!guard || m_finished)
-                return true;
-        }
-        if (m_response.isComplete()) {
-            succeed();
-            return true;
+            fail(Failure::Protocol,
+                 where() + QStringLiteral("malformed response head: ") + m_response.errorText());
         }
         return false;
     }
+    return true;
+}
 
-    void succeed()
-    {
-        const bool keep = m_response.keepAlive() && !m_response.hasExtraBytes() && !m_peerClosed &&
-                          m_socket && m_socket->state() == QAbstractSocket::ConnectedState &&
-                          m_socket->bytesToWrite() == 0 && m_socket->bytesAvailable() == 0;
-        if (keep && m_transport)
-            m_transport->release(m_endpoint.key, detach());
-        else
-            closeSocket();
-        finishNow();
+bool SocketCall::emitProgress()
+{
+    QPointer<SocketCall> guard(this);
+    UpstreamHead head;
+    if (m_response.takeHead(&head)) {
+        m_headArrived = true;
+        dropUnfitRequestIds(head, m_endpoint.key);
+        notifyHead(head);
+        if (!guard || m_finished)
+            return true;
     }
+    if (m_response.takeBodyGrew()) {
+        notifyReadable();
+        if (!guard || m_finished)
+            return true;
+    }
+    if (m_response.isComplete()) {
+        succeed();
+        return true;
+    }
+    return false;
+}
 
-    void fail(Failure failure, const QString &detail)
-    {
-        m_failure = failure;
-        m_errorDetail = detail;
+void SocketCall::succeed()
+{
+    const bool keep = m_response.keepAlive() && !m_response.hasExtraBytes() && !m_peerClosed &&
+                      m_socket && m_socket->state() == QAbstractSocket::ConnectedState &&
+                      m_socket->bytesToWrite() == 0 && m_socket->bytesAvailable() == 0;
+    if (keep && m_pool)
+        m_pool->release(m_endpoint.key, detach());
+    else
         closeSocket();
-        finishNow();
-    }
+    finishNow();
+}
 
-    void finishNow()
-    {
-        m_finished = true;
-        if (m_inStart) {
-            // Nobody listens yet: the core connects after start() returns.
-            QMetaObject::invokeMethod(
-                this, [this] { Q_EMIT finished(); }, Qt::QueuedConnection);
-            return;
-        }
-        Q_EMIT finished();
-    }
+void SocketCall::fail(Failure failure, const QString &detail)
+{
+    m_failure = failure;
+    m_errorDetail = detail;
+    closeSocket();
+    finishNow();
+}
 
-    QPointer<SocketTransport> m_transport;
-    Endpoint m_endpoint;
-    QByteArray m_head;
-    QByteArray m_body;
-    bool m_headRequest;
+void SocketCall::finishNow()
+{
+    m_finished = true;
+    notifyFinished(); // the last thing: the observer may drop this call
+}
 
-    QTcpSocket *m_socket = nullptr; // ours while the call runs; the pool's once released
-    bool m_reused = false;
-    bool m_redialed = false;
-    bool m_inStart = false;
-    qint64 m_written = 0;  // request bytes the kernel took on this connection
-    qint64 m_received = 0; // response bytes read on this connection
-
-    ResponseParser m_response;
-
-    bool m_paused = false;
-    bool m_resumeQueued = false;
-    bool m_peerClosed = false;
-    bool m_finished = false;
-};
-
-SocketLink::SocketLink(QTcpSocket *socket, SocketTransport *transport)
-    : QObject(socket), transport(transport)
+SocketLink::SocketLink(QTcpSocket *socket, IdlePool *pool) : QObject(socket), pool(pool)
 {
     connect(
         socket, &QAbstractSocket::connected, this,
@@ -445,23 +432,18 @@ SocketLink::SocketLink(QTcpSocket *socket, SocketTransport *transport)
 
 SocketLink *SocketLink::of(QTcpSocket *socket)
 {
-    return socket->findChild<SocketLink *>(QString(), Qt::FindDirectChildrenOnly);
+    // Not findChild<SocketLink *>: SocketLink has no Q_OBJECT, so that would take any child,
+    // such as the socket engine a socket made from a descriptor already has.
+    for (QObject *child : socket->children())
+        if (auto *link = dynamic_cast<SocketLink *>(child))
+            return link;
+    return nullptr;
 }
 
 void SocketLink::idleEvent(QTcpSocket *socket)
 {
-    if (transport)
-        transport->dropIdle(socket); // anything an idle connection does makes it useless
-}
-
-std::unique_ptr<UpstreamCall> startSocketCall(SocketTransport *transport,
-                                              const SocketEndpoint &endpoint, QByteArray head,
-                                              QByteArray body, bool headRequest, QTcpSocket *idle)
-{
-    auto call = std::make_unique<SocketCall>(transport, endpoint, std::move(head), std::move(body),
-                                             headRequest);
-    call->begin(idle);
-    return call;
+    if (pool)
+        pool->drop(socket); // anything an idle connection does makes it useless
 }
 
 } // namespace slp

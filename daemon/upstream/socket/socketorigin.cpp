@@ -16,6 +16,12 @@ bool isNamed(const QByteArray &name, QByteArrayView want)
 SocketEndpoint endpointFor(const QUrl &url, const QString &key)
 {
     SocketEndpoint e;
+    e.key = key;
+    if (key.startsWith(QLatin1String("unix:"))) {
+        e.unixPath = key.mid(5);
+        e.hostHeader = QByteArrayLiteral("localhost");
+        return e;
+    }
     e.tls = url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
     const quint16 defaultPort = e.tls ? 443 : 80;
     e.host = url.host(QUrl::EncodeUnicode);

@@ -17,9 +17,11 @@ struct SocketEndpoint
     bool tls = false;      // https
     QByteArray hostHeader; // the Host value: host[:port], port only when not the default
     QString key;           // pool key: the route's origin text
+    QString unixPath;      // a "unix:/PATH" origin's socket file; empty for TCP
 };
 
-// The endpoint of a route's origin (`key` is its text, the pool key).
+// The endpoint of a route's origin (`key` is its text, the pool key). A "unix:/PATH" origin
+// is dialled at PATH with "Host: localhost", what vLLM and llama-server expect there.
 SocketEndpoint endpointFor(const QUrl &url, const QString &key);
 
 // The request head as it goes on the wire: the request line with the client's target

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "upstream/socket/sockettransport.h"
 
-#include "upstream/socket/socketcall.h"
-
 #include <QTcpSocket>
 
 namespace slp {
@@ -12,7 +10,7 @@ constexpr std::chrono::milliseconds kSweepEvery{5000};
 } // namespace
 
 SocketTransport::SocketTransport(int maxIdlePerOrigin, QObject *parent)
-    : QObject(parent), m_maxIdlePerOrigin(std::max(1, maxIdlePerOrigin))
+    : IdlePool(parent), m_maxIdlePerOrigin(std::max(1, maxIdlePerOrigin))
 {
     m_clock.start();
     m_sweep.setInterval(kSweepEvery);
@@ -24,7 +22,7 @@ SocketTransport::~SocketTransport()
     for (auto &list : m_idle) {
         for (const Idle &idle : list) {
             if (SocketLink *link = SocketLink::of(idle.socket))
-                link->transport = nullptr; // no dropIdle() while this is being destroyed
+                link->pool = nullptr; // no drop() while this is being destroyed
             idle.socket->abort();
             delete idle.socket;
         }
@@ -42,11 +40,16 @@ int SocketTransport::idleConnectionCount() const
     return int(m_idleKey.size());
 }
 
-std::unique_ptr<UpstreamCall> SocketTransport::start(const UpstreamRequest &request)
+std::unique_ptr<UpstreamCall> SocketTransport::start(const UpstreamRequest &request,
+                                                     UpstreamCall::Observer &observer)
 {
     const SocketEndpoint &endpoint = endpointOf(request);
-    return startSocketCall(this, endpoint, requestHead(request, endpoint), request.body,
-                           request.method == "HEAD", takeIdle(endpoint.key));
+    auto call = std::make_unique<SocketCall>(this, endpoint, requestHead(request, endpoint),
+                                             request.body, request.method == "HEAD", observer);
+    call->begin();
+    if (!call->isRunning())
+        return nullptr; // it failed inside begin(): the observer has its End already
+    return call;
 }
 
 const SocketEndpoint &SocketTransport::endpointOf(const UpstreamRequest &request)
@@ -57,7 +60,7 @@ const SocketEndpoint &SocketTransport::endpointOf(const UpstreamRequest &request
     return *it;
 }
 
-QTcpSocket *SocketTransport::takeIdle(const QString &key)
+QTcpSocket *SocketTransport::take(const QString &key)
 {
     const auto it = m_idle.find(key);
     if (it == m_idle.end())
@@ -90,7 +93,7 @@ void SocketTransport::release(const QString &key, QTcpSocket *socket)
         m_sweep.start();
 }
 
-void SocketTransport::dropIdle(QTcpSocket *socket)
+void SocketTransport::drop(QTcpSocket *socket)
 {
     const auto keyIt = m_idleKey.find(socket);
     if (keyIt == m_idleKey.end())

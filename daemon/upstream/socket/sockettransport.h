@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "upstream/socket/socketcall.h"
 #include "upstream/socket/socketorigin.h"
 
 #include <QElapsedTimer>
@@ -20,7 +21,7 @@ namespace slp {
 // nodejs' http-parser. No connection cap that queues: a request takes the most recently idled
 // connection of its origin or dials a new one. Only Host and Content-Length are added to the
 // headers the core prepared; repeated headers stay apart both ways. See DECISIONS.md.
-class SocketTransport : public QObject, public UpstreamTransport
+class SocketTransport : public IdlePool, public UpstreamTransport
 {
     Q_OBJECT
 public:
@@ -28,7 +29,8 @@ public:
     explicit SocketTransport(int maxIdlePerOrigin, QObject *parent = nullptr);
     ~SocketTransport() override;
 
-    std::unique_ptr<UpstreamCall> start(const UpstreamRequest &request) override;
+    std::unique_ptr<UpstreamCall> start(const UpstreamRequest &request,
+                                        UpstreamCall::Observer &observer) override;
 
     // An idle connection older than this is closed (default 30 s).
     void setIdleTimeout(std::chrono::milliseconds timeout);
@@ -41,13 +43,10 @@ private:
         qint64 since = 0;             // m_clock ms
     };
 
-    friend class SocketCall;
-    friend class SocketLink;
-    // The most recently idled live connection of `key`, or nullptr.
-    QTcpSocket *takeIdle(const QString &key);
-    // Keeps a connection whose exchange ended cleanly, or closes it when the pool is full.
-    void release(const QString &key, QTcpSocket *socket);
-    void dropIdle(QTcpSocket *socket);
+    // IdlePool, for the calls and their SocketLinks.
+    QTcpSocket *take(const QString &key) override;
+    void release(const QString &key, QTcpSocket *socket) override;
+    void drop(QTcpSocket *socket) override;
     void sweep();
     const SocketEndpoint &endpointOf(const UpstreamRequest &request);
 

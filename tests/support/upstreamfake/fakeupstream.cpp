@@ -24,7 +24,7 @@ void FakeCall::abort()
     m_running = false;
     m_failure = Failure::Aborted;
     m_errorDetail = QStringLiteral("aborted");
-    Q_EMIT finished();
+    notifyFinished();
 }
 
 void FakeCall::sendHead(int status, const HeaderList &headers, qint64 contentLength,
@@ -36,19 +36,19 @@ void FakeCall::sendHead(int status, const HeaderList &headers, qint64 contentLen
     head.headers = headers;
     head.contentLength = contentLength;
     m_headArrived = true;
-    Q_EMIT headReceived(head);
+    notifyHead(head);
 }
 
 void FakeCall::push(const QByteArray &bytes)
 {
     m_buffer += bytes;
-    Q_EMIT readyRead();
+    notifyReadable();
 }
 
 void FakeCall::succeed()
 {
     m_running = false;
-    Q_EMIT finished();
+    notifyFinished();
 }
 
 void FakeCall::fail(Failure failure, const QString &detail)
@@ -56,14 +56,22 @@ void FakeCall::fail(Failure failure, const QString &detail)
     m_running = false;
     m_failure = failure;
     m_errorDetail = detail;
-    Q_EMIT finished();
+    notifyFinished();
 }
 
-std::unique_ptr<UpstreamCall> FakeTransport::start(const UpstreamRequest &request)
+std::unique_ptr<UpstreamCall> FakeTransport::start(const UpstreamRequest &request,
+                                                   UpstreamCall::Observer &observer)
 {
     requests.append(request);
     logs.append(std::make_shared<CallLog>());
-    auto call = std::make_unique<FakeCall>(logs.last());
+    if (failAtStart) {
+        const UpstreamCall::End end = *std::exchange(failAtStart, std::nullopt);
+        ++failedAtStart;
+        calls.append(nullptr);
+        observer.upstreamFinished(end); // may start again (a re-dial) from inside
+        return nullptr;
+    }
+    auto call = std::make_unique<FakeCall>(logs.last(), observer);
     calls.append(call.get());
     return call;
 }

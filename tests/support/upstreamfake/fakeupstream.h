@@ -7,6 +7,7 @@
 #include <QPointer>
 
 #include <memory>
+#include <optional>
 
 namespace slp::test {
 
@@ -19,18 +20,20 @@ struct CallLog
 };
 
 // One upstream request, driven by the test: it sends the head, pushes body bytes and ends
-// the call, each emitting what a real transport would.
+// the call, each reported to its observer as a real transport would.
 class FakeCall : public UpstreamCall
 {
     Q_OBJECT
 public:
-    explicit FakeCall(std::shared_ptr<CallLog> log) : m_log(std::move(log)) {}
+    FakeCall(std::shared_ptr<CallLog> log, Observer &observer)
+        : UpstreamCall(observer), m_log(std::move(log))
+    {}
     ~FakeCall() override { m_log->deleted = true; }
 
     qint64 bytesAvailable() const override { return m_buffer.size() + m_generate; }
     bool isRunning() const override { return m_running; }
     QByteArray read(qint64 maxBytes) override;
-    void abort() override; // emits finished() synchronously, as the seam allows
+    void abort() override; // reports finished synchronously, as the seam allows
 
     void sendHead(int status, const HeaderList &headers, qint64 contentLength = -1,
                   const QByteArray &reason = {});
@@ -38,7 +41,7 @@ public:
     // `n` bytes of 'x' produced on demand, for backpressure.
     void generate(qint64 n) { m_generate += n; }
     qint64 generatedLeft() const { return m_generate; }
-    void poke() { Q_EMIT readyRead(); }
+    void poke() { notifyReadable(); }
     void succeed();
     void fail(Failure failure, const QString &detail);
 
@@ -49,11 +52,13 @@ private:
     bool m_running = true;
 };
 
-// Records every request it is given and hands out a FakeCall for each.
+// Records every request it is given and hands out a FakeCall for each, or fails the next
+// start() at once (as a transport that cannot even begin does) when failAtStart is set.
 class FakeTransport : public UpstreamTransport
 {
 public:
-    std::unique_ptr<UpstreamCall> start(const UpstreamRequest &request) override;
+    std::unique_ptr<UpstreamCall> start(const UpstreamRequest &request,
+                                        UpstreamCall::Observer &observer) override;
 
     int started() const { return int(calls.size()); }
     FakeCall *call(int i) const { return calls.value(i); }
@@ -62,6 +67,10 @@ public:
     QList<UpstreamRequest> requests;
     QList<QPointer<FakeCall>> calls;
     QList<std::shared_ptr<CallLog>> logs;
+    // Used once: the next start() reports this end from inside and returns null (its calls
+    // entry is then null too).
+    std::optional<UpstreamCall::End> failAtStart;
+    int failedAtStart = 0;
 };
 
 } // namespace slp::test

@@ -272,6 +272,11 @@ void TestConfigCompile::originNormalisation_data()
                           << "http://10.0.0.5:8000";
     QTest::newRow("ipv6") << "http://[::1]:8000"
                           << "http://[::1]:8000";
+    // A Unix socket: the path as written; the file need not exist yet.
+    QTest::newRow("unix") << "unix:/run/vllm/vllm.sock"
+                          << "unix:/run/vllm/vllm.sock";
+    QTest::newRow("unix scheme case") << "UNIX:/run/Model.sock"
+                                      << "unix:/run/Model.sock";
 }
 
 void TestConfigCompile::originNormalisation()

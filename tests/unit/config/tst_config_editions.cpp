@@ -18,6 +18,7 @@ class TestConfigEditions : public QObject
 
 private slots:
     void routeOrder();
+    void unixSocketTemplates();
     void editionModelPassthrough();
     void editionModelPinnedLiteral();
     void editionModelPinnedViaBackend();
@@ -50,6 +51,41 @@ editions:
     QCOMPARE(c.routes[4].origin, QStringLiteral("http://x-c"));
     QCOMPARE(c.routes[4].backendName, QStringLiteral("c"));
     QCOMPARE(c.routes[5].origin, QStringLiteral("http://y"));
+}
+
+// An edition may put its routes on Unix sockets (or take a backend's socket as it is); a
+// rendered path that is not absolute is the usual template error.
+void TestConfigEditions::unixSocketTemplates()
+{
+    const Config c = compileOk(R"(
+backends:
+  - {name: a, url: "unix:/run/a.sock"}
+  - {name: b, url: "http://b:8000"}
+editions:
+  - suffix: -fast
+    url: unix:/run/fast/{{.Name}}.sock
+  - suffix: -same
+    url: "{{.URL}}"
+    apply_to: [a]
+)");
+    QCOMPARE(ids(c), QStringList({"a", "b", "a-fast", "b-fast", "a-same"}));
+    QCOMPARE(c.routes[0].origin, QStringLiteral("unix:/run/a.sock"));
+    QCOMPARE(c.routes[2].origin, QStringLiteral("unix:/run/fast/a.sock"));
+    QCOMPARE(c.routes[3].origin, QStringLiteral("unix:/run/fast/b.sock"));
+    QCOMPARE(c.routes[4].origin, QStringLiteral("unix:/run/a.sock"));
+
+    const auto errors = compileErrors(R"(
+backends:
+  - {name: a, url: "http://a"}
+editions:
+  - suffix: -e
+    url: unix:run/{{.Name}}.sock
+)");
+    QCOMPARE(errors.size(), 1);
+    QVERIFY2(errors[0].what.contains(
+                 QStringLiteral("renders \"unix:run/a.sock\" for backend \"a\": the socket path is "
+                                "not absolute")),
+             qPrintable(dump(errors)));
 }
 
 void TestConfigEditions::editionModelPassthrough()

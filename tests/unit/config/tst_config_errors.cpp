@@ -105,10 +105,11 @@ void TestConfigErrors::rejects_data()
     const auto withUrl = [](const char *url) {
         return QByteArray("backends:\n  - name: a\n    url: ") + url + "\n";
     };
-    QTest::newRow("url ftp") << withUrl("ftp://a:21") << 3 << "must start with http:// or https://"
+    QTest::newRow("url ftp") << withUrl("ftp://a:21") << 3
+                             << "must start with http://, https:// or unix:/"
                              << "http://host:8000";
     QTest::newRow("url no scheme")
-        << withUrl("vllm.lan:8000") << 3 << "must start with http:// or https://"
+        << withUrl("vllm.lan:8000") << 3 << "must start with http://, https:// or unix:/"
         << "origin only";
     QTest::newRow("url empty") << withUrl("\"\"") << 3 << "the URL is empty"
                                << "origin only";
@@ -116,6 +117,27 @@ void TestConfigErrors::rejects_data()
                                  << "origin only";
     QTest::newRow("url userinfo") << withUrl("http://user:pw@a:8000") << 3 << "user info"
                                   << "credentials";
+    QTest::newRow("unix relative") << withUrl("unix:run/vllm.sock") << 3 << "not absolute"
+                                   << "unix:/run/vllm/vllm.sock";
+    QTest::newRow("unix host form") << withUrl("unix:///run/vllm.sock") << 3 << "not \"//host\""
+                                    << "absolute path";
+    QTest::newRow("unix query") << withUrl("unix:/run/vllm.sock?x=1") << 3 << "query or fragment"
+                                << "absolute path";
+    QTest::newRow("unix fragment")
+        << withUrl("\"unix:/run/vllm.sock#a\"") << 3 << "query or fragment"
+        << "absolute path";
+    QTest::newRow("unix directory") << withUrl("unix:/run/vllm/") << 3 << "names a directory"
+                                    << "absolute path";
+    QTest::newRow("unix too long")
+        << withUrl(("unix:/" + QByteArray(107, 'a')).constData()) << 3 << "longer than 107 bytes"
+        << "absolute path";
+    QTest::newRow("unix empty") << withUrl("\"unix:\"") << 3 << "not absolute"
+                                << "absolute path";
+    QTest::newRow("unix under qnam")
+        << QByteArray(
+               "upstream_transport: qnam\nbackends:\n  - name: a\n    url: unix:/run/v.sock\n")
+        << 3 << "backend \"a\": url \"unix:/run/v.sock\" needs upstream_transport: socket"
+        << "remove \"upstream_transport: qnam\"";
     QTest::newRow("url query") << withUrl("http://a:8000/?x=1") << 3 << "query or fragment"
                                << "forwarded verbatim";
     QTest::newRow("url fragment") << withUrl("http://a:8000#frag") << 3 << "query or fragment"

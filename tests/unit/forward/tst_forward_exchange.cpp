@@ -352,6 +352,53 @@ private Q_SLOTS:
         QCOMPARE(rig.transport.started(), 2);
     }
 
+    // A transport that cannot even begin reports through the observer from inside start()
+    // and returns no call: the exchange re-dials from there, as after a later failure.
+    void failureInsideStartRedials()
+    {
+        Rig rig;
+        rig.transport.failAtStart =
+            UpstreamCall::End{UpstreamCall::Failure::Refused, QStringLiteral("refused"), {}, false};
+        rig.start(plan(2, std::chrono::seconds(5), QStringLiteral("5s")));
+        QCOMPARE(rig.transport.failedAtStart, 1);
+        QCOMPARE(rig.transport.started(), 2);
+        FakeCall *second = rig.call(1);
+        QVERIFY(second);
+        second->sendHead(200, kJsonHead + HeaderList{{"Content-Length", "2"}}, 2);
+        second->push("ok");
+        second->succeed();
+        QVERIFY(rig.pair.receiveResponse());
+        QCOMPARE(rig.pair.received(), relayedHead(2) + "ok");
+        QCOMPARE(attemptFailures(rig.ex->metrics, QStringLiteral("connect")), 1.0);
+    }
+
+    void failureInsideStartWithoutRetryIs502()
+    {
+        Rig rig;
+        rig.transport.failAtStart =
+            UpstreamCall::End{UpstreamCall::Failure::Refused, QStringLiteral("refused"), {}, false};
+        rig.start(defaultPlan());
+        QCOMPARE(rig.transport.started(), 1);
+        QVERIFY(rig.pair.receiveResponse());
+        QCOMPARE(rig.pair.received(),
+                 errorResponse(QStringLiteral("upstream request failed (request id: slpqtest0001)"),
+                               "upstream_failed"));
+        // Answered from inside start(): the exchange goes with its writer, with no call left.
+        QTRY_VERIFY_WITH_TIMEOUT(!rig.ex->exchange, kWaitMs);
+    }
+
+    void unsendableInsideStartIs400()
+    {
+        Rig rig;
+        rig.transport.failAtStart = UpstreamCall::End{
+            UpstreamCall::Failure::Unsendable, QStringLiteral("target cannot be sent"), {}, false};
+        rig.start(plan(2, std::chrono::seconds(5), QStringLiteral("5s")));
+        QCOMPARE(rig.transport.started(), 1); // a 400 is never re-dialled
+        QVERIFY(rig.pair.receiveResponse());
+        QVERIFY2(rig.pair.received().startsWith("HTTP/1.1 400 "), rig.pair.received().constData());
+        QVERIFY(rig.pair.received().contains("target cannot be sent"));
+    }
+
     void noRetryOnProtocolError()
     {
         Rig rig;
