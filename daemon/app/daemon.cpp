@@ -80,6 +80,7 @@ WorkerSettings Daemon::workerSettings() const
     settings.options.maxBodyBytes = m_config.maxBodyBytes;
     settings.options.startedAt = m_startedAt;
     settings.options.exchanges = &m_exchanges;
+    settings.options.health = &m_health;
     return settings;
 }
 
@@ -115,6 +116,10 @@ void Daemon::publishTable()
     // The copy shares Qt's implicitly shared data with m_table: cheap, and safe to read on
     // other threads while discovery writes m_table (a write detaches m_table's own copy).
     const std::shared_ptr<const RouteTable> snapshot = std::make_shared<const RouteTable>(*m_table);
+    QStringList ids;
+    for (qsizetype i = 0; i < snapshot->size(); ++i)
+        ids.append(snapshot->route(i).id);
+    m_health.track(ids);
     onEveryWorker([&snapshot](ServingWorker *worker) { worker->setTable(snapshot); });
 }
 

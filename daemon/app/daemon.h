@@ -5,6 +5,7 @@
 #include "app/servicenotifier.h"
 #include "config/config.h"
 #include "forward/exchangecounter.h"
+#include "forward/routehealth.h"
 #include "observe/metrics.h"
 
 #include <QList>
@@ -88,6 +89,8 @@ private:
     // What a drain waits for; outlives every worker. Mutable: counting is thread-safe and is
     // not part of the state workerSettings() reads.
     mutable ExchangeCounter m_exchanges;
+    // Every route's passive state, from every worker's exchanges; outlives every worker.
+    mutable RouteHealthBoard m_health{&m_metrics};
     std::unique_ptr<RouteTable> m_table;        // discovery writes here; workers get copies
     std::unique_ptr<ConnectionBudget> m_budget; // max_connections, shared by every listener
     // m_workers[0] runs on this thread; m_workers[i] on m_threads[i - 1], deleted there when

@@ -16,6 +16,7 @@ QString Daemon::statusLine() const
 {
     qsizetype ambiguous = 0;
     qsizetype failing = 0;
+    qsizetype stalled = 0;
     for (qsizetype i = 0; i < m_table->size(); ++i) {
         const DiscoveryState &state = m_table->discovery(i);
         ambiguous += state.ambiguous ? 1 : 0;
@@ -23,8 +24,9 @@ QString Daemon::statusLine() const
         const double failures =
             m_metrics.value(metric::consecutiveFailures, metric::modelLabels(m_table->route(i).id));
         failing += state.lastProbe == QLatin1String("error") || failures > 0 ? 1 : 0;
+        stalled += m_health.state(m_table->route(i).id) == RouteState::Stalled ? 1 : 0;
     }
-    return serviceStatusLine(m_table->size(), ambiguous, failing, m_reloadFailure);
+    return serviceStatusLine(m_table->size(), ambiguous, failing, stalled, m_reloadFailure);
 }
 
 void Daemon::refreshStatus()

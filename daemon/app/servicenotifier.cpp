@@ -9,13 +9,14 @@
 namespace slp {
 
 QString serviceStatusLine(qsizetype routes, qsizetype ambiguous, qsizetype failing,
-                          const QString &reloadFailure)
+                          qsizetype stalled, const QString &reloadFailure)
 {
-    QString line = QStringLiteral("serving %1 route%2; %3 ambiguous; %4 failing")
+    QString line = QStringLiteral("serving %1 route%2; %3 ambiguous; %4 failing; %5 stalled")
                        .arg(routes)
                        .arg(routes == 1 ? "" : "s")
                        .arg(ambiguous)
-                       .arg(failing);
+                       .arg(failing)
+                       .arg(stalled);
     if (!reloadFailure.isEmpty())
         line += QStringLiteral("; last reload failed: ") + reloadFailure;
     return line;

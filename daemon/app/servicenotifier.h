@@ -8,9 +8,9 @@
 namespace slp {
 
 // The one-line summary systemd shows (`systemctl status slp`): "serving 6 routes; 1 ambiguous;
-// 0 failing", with "; last reload failed: ..." after a reload that was refused.
+// 0 failing; 0 stalled", with "; last reload failed: ..." after a reload that was refused.
 QString serviceStatusLine(qsizetype routes, qsizetype ambiguous, qsizetype failing,
-                          const QString &reloadFailure = {});
+                          qsizetype stalled = 0, const QString &reloadFailure = {});
 
 // Tells the service manager what the daemon is doing (`Type=notify`), through libsystemd's
 // sd_notify: READY=1 once serving, STATUS=, RELOADING=1 and READY=1 around a reload,

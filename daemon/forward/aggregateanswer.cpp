@@ -98,6 +98,16 @@ QString AggregateAnswer::failureReason(const UpstreamCall &call) const
                   : m_aggregator->malformedReason();
 }
 
+QString AggregateAnswer::failureWhat() const
+{
+    if (m_aggregator->state() == SseAggregator::State::UpstreamError)
+        return QStringLiteral("the upstream sent an error event mid-stream");
+    if (m_aggregator->outputTooLarge())
+        return QStringLiteral("reassembled answer larger than max_body_bytes");
+    return m_lost ? QStringLiteral("upstream closed mid-stream")
+                  : QStringLiteral("stream ended before data: [DONE]");
+}
+
 QByteArray AggregateAnswer::stalledBody(const QByteArray &requestId)
 {
     return openAiErrorJson(QStringLiteral("upstream stream stalled (request id: %1)")

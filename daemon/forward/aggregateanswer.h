@@ -39,6 +39,8 @@ public:
     // On failure: the 502 body, and why for the log (empty: said elsewhere).
     QByteArray failureBody(const QByteArray &requestId) const;
     QString failureReason(const UpstreamCall &call) const;
+    // On failure: a short sentence for the route's last failure, never an address.
+    QString failureWhat() const;
     // A stalled stream (stream_idle_timeout): the 502 body.
     static QByteArray stalledBody(const QByteArray &requestId);
 

@@ -21,6 +21,25 @@ QString inParens(const QString &peer) // " (127.0.0.1:8000)", or empty
 {
     return peer.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(peer);
 }
+
+// The route's last_failure sentence for an attempt that got no head: never an address.
+QString whatFailed(UpstreamCall::Failure failure, bool timedOut, const QString &timeoutText)
+{
+    if (timedOut)
+        return QStringLiteral("timed out after ") + timeoutText;
+    switch (failure) {
+    case UpstreamCall::Failure::Refused:
+        return QStringLiteral("connection refused");
+    case UpstreamCall::Failure::Closed:
+        return QStringLiteral("connection closed before a response head");
+    case UpstreamCall::Failure::NameLookup:
+        return QStringLiteral("backend host name not found");
+    case UpstreamCall::Failure::Protocol:
+        return QStringLiteral("malformed response head");
+    default:
+        return QStringLiteral("upstream request failed");
+    }
+}
 } // namespace
 
 ForwardExchange::ForwardExchange(ForwardPlan plan, UpstreamTransport &transport,
@@ -49,7 +68,7 @@ ForwardExchange::~ForwardExchange()
     if (!m_call)
         return;
     m_call->detachObserver();
-    const bool cleanEnd = m_phase == Phase::Done && m_ending == Ending::Completed &&
+    const bool cleanEnd = m_phase == Phase::Done && m_outcome.ending == Ending::Completed &&
                           m_call->failure() == UpstreamCall::Failure::None;
     if (cleanEnd && m_call->isRunning()) {
         // Every byte arrived; the transport is only finishing its bookkeeping. Let it, so the
@@ -73,10 +92,21 @@ void ForwardExchange::enter(Phase next)
 
 void ForwardExchange::end(Ending how)
 {
-    if (m_phase == Phase::Relaying && how != Ending::Completed)
-        countBroken(how); // the client has a head, and its body will not end cleanly
-    m_ending = how;
+    m_outcome.ending = how;
+    m_outcome.headRelayed = m_phase == Phase::Relaying;
+    m_outcome.latencyNs = m_status != 0 ? m_latencyNs : -1;
+    m_outcome.bytesDown = m_bytesDown;
+    m_outcome.upstreamBytes = m_upstreamBytes;
+    m_outcome.attempt = m_attempt;
+    m_outcome.timedOut = m_timedOut;
+    if (m_outcome.clientRequestId.isEmpty())
+        m_outcome.clientRequestId =
+            m_upstreamRequestId.isEmpty() ? m_plan.requestId : m_upstreamRequestId;
     enter(Phase::Done);
+    countRequest(m_metrics, m_route, m_outcome);
+    logEnding(m_log, m_outcome);
+    if (m_plan.health)
+        m_plan.health->record(m_route.modelId, m_route.timeout, healthReportOf(m_outcome));
 }
 
 void ForwardExchange::start()
@@ -120,29 +150,6 @@ QString ForwardExchange::upstreamPeerForLog() const
     return inParens(m_call ? m_call->peerForLog() : QString());
 }
 
-void ForwardExchange::countRequest(int status)
-{
-    m_metrics.add(metric::requestsTotal, metric::requestLabels(m_route.modelId, status));
-}
-
-void ForwardExchange::countBroken(Ending how)
-{
-    const auto reason = [how] {
-        switch (how) {
-        case Ending::IdleTimeout:
-            return QStringLiteral("idle_timeout");
-        case Ending::UpstreamReset:
-            return QStringLiteral("upstream_reset");
-        case Ending::ClientGone:
-            return QStringLiteral("client_gone");
-        default:
-            return QStringLiteral("upstream_closed");
-        }
-    };
-    m_metrics.add(metric::responsesBroken, {{QStringLiteral("model_id"), m_route.modelId},
-                                            {QStringLiteral("reason"), reason()}});
-}
-
 void ForwardExchange::observeOverhead(const QElapsedTimer &sinceHead)
 {
     m_metrics.observe(metric::overhead, {}, double(m_handOverNs + sinceHead.nsecsElapsed()) / 1e9);
@@ -178,7 +185,7 @@ void ForwardExchange::onHead(const UpstreamHead &head)
 
 void ForwardExchange::relayHead(const UpstreamHead &head, const QElapsedTimer &sinceHead)
 {
-    countRequest(head.status);
+    m_outcome.status = head.status; // what the client gets, however its body ends
     // A HEAD answer's Content-Length describes the GET it stands for: no body bytes follow.
     const bool bodyless = statusHasNoBody(head.status) || m_plan.request.method == "HEAD";
     m_expectedLength = bodyless ? 0 : head.contentLength;
@@ -227,7 +234,8 @@ void ForwardExchange::relayBody()
         if (!m_writer->writeBody(piece)) {
             // The excess would be read as the next response: the upstream connection is spent.
             stopCall();
-            return breakOff(QStringLiteral("the upstream sent more than its Content-Length"));
+            const QString why = QStringLiteral("the upstream sent more than its Content-Length");
+            return breakOff(why, why);
         }
     }
     // A declared length fully relayed is the end, whether or not the transport said finished
@@ -249,16 +257,21 @@ void ForwardExchange::complete()
         return breakOff(m_call->errorDetail());
     end(Ending::Completed);
     m_writer->finish();
-    m_log.completed(m_status, m_latencyNs, m_bytesDown);
 }
 
-void ForwardExchange::breakOff(const QString &detail)
+void ForwardExchange::breakOff(const QString &detail, const QString &what)
 {
     // Qt reports a reset as a plain close: only a transport that can tell says ResetBody.
-    end(m_call->failure() == UpstreamCall::Failure::ResetBody ? Ending::UpstreamReset
-                                                              : Ending::UpstreamClosed);
+    const bool reset = m_call->failure() == UpstreamCall::Failure::ResetBody;
+    m_outcome.logDetail = detail;
+    m_outcome.peer = upstreamPeerForLog();
+    m_outcome.what = !what.isEmpty()
+                         ? what
+                         : QStringLiteral("upstream %1 mid-body after %2 bytes")
+                               .arg(reset ? QStringLiteral("reset") : QStringLiteral("closed"))
+                               .arg(m_bytesDown);
+    end(reset ? Ending::UpstreamReset : Ending::UpstreamClosed);
     // Never a silently truncated success: the client sees the connection end uncleanly.
-    m_log.brokeOff(m_bytesDown, upstreamPeerForLog(), detail);
     m_writer->breakConnection();
 }
 
@@ -276,32 +289,34 @@ void ForwardExchange::aggregateBody()
 void ForwardExchange::finishAggregate()
 {
     if (!m_aggregate->succeeded()) {
-        m_log.aggregateFailed(m_aggregate->failureReason(*m_call));
-        return answerAggregateFailure(m_aggregate->failureBody(m_plan.requestId));
+        m_outcome.logDetail = m_aggregate->failureReason(*m_call);
+        m_outcome.what = m_aggregate->failureWhat();
+        return answerAggregateFailure(Ending::AggregateFailed,
+                                      m_aggregate->failureBody(m_plan.requestId));
     }
-    end(Ending::Completed);
+    m_outcome.status = 200;
     // The client's head waits for the whole stream: SLP's share is building the answer.
     QElapsedTimer building;
     building.start();
     const QByteArray body = m_aggregate->body();
     m_bytesDown = body.size();
-    countRequest(200);
+    end(Ending::Completed);
     ResponseHead out = m_aggregate->head(m_plan.requestId, m_upstreamRequestId);
     out.contentLength = body.size();
     m_writer->writeHead(out);
     m_writer->writeBody(body);
     observeOverhead(building);
     m_writer->finish();
-    m_log.completed(m_status, m_latencyNs, m_bytesDown);
 }
 
-void ForwardExchange::answerAggregateFailure(const QByteArray &body)
+void ForwardExchange::answerAggregateFailure(Ending how, const QByteArray &body)
 {
-    end(Ending::Answered);
-    stopCall(); // nothing more of this stream can reach the client
-    countRequest(502);
     // The upstream answered, so its id (when it sent one) is the one to quote.
     const QByteArray id = m_upstreamRequestId.isEmpty() ? m_plan.requestId : m_upstreamRequestId;
+    m_outcome.status = 502;
+    m_outcome.clientRequestId = id;
+    end(how);
+    stopCall(); // nothing more of this stream can reach the client
     m_writer->respond(502, "application/json", body, id);
 }
 
@@ -317,9 +332,9 @@ void ForwardExchange::onFinished(const UpstreamCall::End &outcome)
     }
     if (outcome.failure == UpstreamCall::Failure::Unsendable) {
         // Nothing went upstream: the request itself is what the transport cannot carry.
-        end(Ending::Answered);
-        m_log.refused(outcome.detail);
-        countRequest(400);
+        m_outcome.status = 400;
+        m_outcome.logDetail = outcome.detail;
+        end(Ending::Refused);
         m_writer->respondError(400, outcome.detail, m_plan.requestId);
         return;
     }
@@ -328,8 +343,9 @@ void ForwardExchange::onFinished(const UpstreamCall::End &outcome)
 
 void ForwardExchange::failBeforeHead(const UpstreamCall::End &failed)
 {
-    m_log.attemptFailed(m_attempt, m_timedOut, inParens(failed.peer),
-                        m_timedOut ? QString() : failed.detail);
+    ++m_outcome.failedAttempts;
+    m_outcome.peer = inParens(failed.peer);
+    m_outcome.logDetail = m_timedOut ? QString() : failed.detail;
     const QString reason = m_timedOut                          ? QStringLiteral("timed out")
                            : failed.isConnectionLevelFailure() ? QStringLiteral("connect")
                                                                : QStringLiteral("protocol");
@@ -342,6 +358,7 @@ void ForwardExchange::failBeforeHead(const UpstreamCall::End &failed)
     if (!m_timedOut && failed.isConnectionLevelFailure() && m_attempt < m_route.maxAttempts) {
         // The old call is finishing inside its own callback: let the event loop delete it
         // (none when it failed inside start(): the transport drops it).
+        m_log.attemptFailed(m_attempt, m_timedOut, m_outcome.peer, m_outcome.logDetail);
         if (m_call)
             m_call.release()->deleteLater();
         enter(Phase::WaitingForHead);
@@ -349,13 +366,15 @@ void ForwardExchange::failBeforeHead(const UpstreamCall::End &failed)
         return;
     }
 
-    end(Ending::Answered);
+    m_outcome.status = 502;
+    m_outcome.clientRequestId = m_plan.requestId;
+    m_outcome.what = whatFailed(failed.failure, m_timedOut, m_route.timeoutText);
+    end(Ending::UpstreamFailed);
     const QString message =
         m_timedOut ? QStringLiteral("upstream request timed out after %1 (request id: %2)")
                          .arg(m_route.timeoutText, QString::fromLatin1(m_plan.requestId))
                    : QStringLiteral("upstream request failed (request id: %1)")
                          .arg(QString::fromLatin1(m_plan.requestId));
-    countRequest(502);
     m_writer->respondError(502, message, m_plan.requestId,
                            m_timedOut ? "upstream_timeout" : "upstream_failed");
 }
@@ -371,9 +390,10 @@ void ForwardExchange::onTimeout()
 void ForwardExchange::onClientGone()
 {
     if (m_phase != Phase::Done) {
-        if (m_phase == Phase::WaitingForHead)
-            countRequest(499); // nginx's code for "client closed the request"
-        m_log.clientGone();
+        // nginx's code for "client closed the request", where it had no head yet (an
+        // aggregate route's client waits for the whole stream before it gets one).
+        if (m_phase != Phase::Relaying)
+            m_outcome.status = 499;
         end(Ending::ClientGone);
     }
     stopCall(); // even after a complete answer: nobody reads what the call still has
@@ -397,10 +417,13 @@ void ForwardExchange::onStalled()
         m_watch->upstreamActivity();
         return;
     }
-    m_log.streamIdle(m_upstreamBytes);
     m_metrics.add(metric::streamIdleTimeouts, m_route.labels);
+    m_outcome.what = QStringLiteral("stream idle %1 after %2 bytes")
+                         .arg(m_route.streamIdleTimeoutText)
+                         .arg(m_upstreamBytes);
     if (m_phase == Phase::Aggregating) // nothing was sent yet: a 502, the call aborted
-        return answerAggregateFailure(AggregateAnswer::stalledBody(m_plan.requestId));
+        return answerAggregateFailure(Ending::IdleTimeout,
+                                      AggregateAnswer::stalledBody(m_plan.requestId));
     end(Ending::IdleTimeout);
     stopCall(); // closes the upstream connection: a wedged worker holds nothing of ours
     m_writer->breakConnection(); // chunked: no last chunk; Content-Length: short; then closed

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "forward/forwardplan.h"
+#include "forward/outcome.h"
 #include "forward/requestlog.h"
 #include "upstream/upstreamtransport.h"
 
@@ -40,16 +41,6 @@ public:
         Aggregating,    // the upstream's event stream is being reassembled (nothing sent yet)
         Done,
     };
-    // How the exchange ended.
-    enum class Ending
-    {
-        Completed,      // the whole answer reached the client
-        Answered,       // SLP answered in the upstream's place (400, 502)
-        UpstreamClosed, // the upstream's body did not end cleanly (or ran past its length)
-        UpstreamReset,  // ... and the transport said the connection was reset
-        IdleTimeout,    // stream_idle_timeout cut it
-        ClientGone,     // the client left first
-    };
 
     ForwardExchange(ForwardPlan plan, UpstreamTransport &transport, MetricsRegistry &metrics,
                     ResponseWriter *writer);
@@ -60,6 +51,7 @@ public:
 
 private:
     void enter(Phase next);
+    // The one place an exchange ends: records m_outcome (counts, last log line, route health).
     void end(Ending how);
     void launch();
     // UpstreamCall::Observer: the running call's events (never deletes the call inside one).
@@ -80,11 +72,10 @@ private:
     void failBeforeHead(const UpstreamCall::End &failed);
     void aggregateBody();
     void finishAggregate();
-    void answerAggregateFailure(const QByteArray &body);
-    void breakOff(const QString &detail);
+    void answerAggregateFailure(Ending how, const QByteArray &body);
+    // `what`: the route's last_failure sentence, when not "upstream closed mid-body ...".
+    void breakOff(const QString &detail, const QString &what = {});
     void stopCall();
-    void countRequest(int status);
-    void countBroken(Ending how);
     void observeOverhead(const QElapsedTimer &sinceHead);
     QString upstreamPeerForLog() const; // " (127.0.0.1:8000)", or empty
 
@@ -98,7 +89,7 @@ private:
     QTimer m_ttfbTimer;
     QElapsedTimer m_sinceStart; // this attempt
     Phase m_phase = Phase::WaitingForHead;
-    Ending m_ending = Ending::Completed; // meaningful once Done
+    Outcome m_outcome; // filled in as the exchange runs; recorded by end()
     int m_attempt = 0;
     bool m_timedOut = false;         // this attempt ran out of time to first byte
     bool m_upstreamFinished = false; // the upstream's body ended (finished, or its length in)

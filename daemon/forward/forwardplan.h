@@ -14,6 +14,7 @@
 namespace slp {
 
 class ExchangeCounter;
+class RouteHealthBoard;
 
 // What a route says about forwarding, compiled once with the route table: every exchange on
 // the route holds the same one, and no request copies a field of it.
@@ -45,6 +46,7 @@ struct ForwardPlan
     QString renamedTo;          // upstream model name when the body was rewritten, else empty
     bool logRequests = false;
     ExchangeCounter *exchanges = nullptr; // the daemon's, when it drains on exchanges
+    RouteHealthBoard *health = nullptr;   // the daemon's: each exchange reports its outcome
     // aggregate: true and a non-streaming chat/completions request: the upstream was asked to
     // stream and the SSE is reassembled into the JSON the client asked for.
     enum class Aggregate

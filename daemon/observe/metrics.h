@@ -78,6 +78,7 @@ inline const QString routeInflight = QStringLiteral("slp_route_inflight_requests
 inline const QString streamIdleTimeouts = QStringLiteral("slp_stream_idle_timeouts_total");
 inline const QString sseKeepalives = QStringLiteral("slp_sse_keepalives_total");
 inline const QString responsesBroken = QStringLiteral("slp_responses_broken_total");
+inline const QString routeState = QStringLiteral("slp_route_state");
 inline const QString bufferedBodyBytes = QStringLiteral("slp_buffered_body_bytes");
 inline const QString bodyReadsPaused = QStringLiteral("slp_body_reads_paused_total");
 

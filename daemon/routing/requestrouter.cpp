@@ -6,6 +6,7 @@
 #include "forward/forwardexchange.h"
 #include "forward/forwardheaders.h"
 #include "forward/forwardplan.h"
+#include "forward/routehealth.h"
 #include "http/responsewriter.h"
 #include "observe/logging.h"
 #include "observe/metrics.h"
@@ -31,6 +32,20 @@ void RequestRouter::answerError(ResponseWriter *writer, int status, const QStrin
     writer->respondError(status, message, newRequestId(), code, param);
 }
 
+Catalog RequestRouter::catalogWithHealth() const
+{
+    // The table's catalog with each route's passive state and last failure, as every worker's
+    // exchanges reported them.
+    Catalog catalog = m_table->catalog(m_options.startedAt);
+    if (!m_options.health)
+        return catalog;
+    for (CatalogEntry &entry : catalog.entries) {
+        entry.state = routeStateName(m_options.health->state(entry.id));
+        entry.lastFailure = m_options.health->lastFailure(entry.id);
+    }
+    return catalog;
+}
+
 void RequestRouter::handle(InboundRequest request, ResponseWriter *writer)
 {
     const qsizetype q = request.target.indexOf('?');
@@ -54,8 +69,7 @@ void RequestRouter::handle(InboundRequest request, ResponseWriter *writer)
         const bool debug =
             debugRequested(params.hasQueryItem(QStringLiteral("debug")),
                            params.queryItemValue(QStringLiteral("debug"), QUrl::FullyDecoded));
-        return writer->respond(200, "application/json",
-                               catalogToJson(m_table->catalog(m_options.startedAt), debug),
+        return writer->respond(200, "application/json", catalogToJson(catalogWithHealth(), debug),
                                newRequestId());
     }
     if (path.startsWith("/v1/models/") && get) {
@@ -147,6 +161,7 @@ ForwardPlan RequestRouter::planFor(qsizetype index, const ModelLocation &scan,
     plan.requestId = newRequestId();
     plan.logRequests = m_options.logRequests;
     plan.exchanges = m_options.exchanges;
+    plan.health = m_options.health;
     plan.traceId = traceIdOf(request.headers);
     InboundHeaders headers = prepareUpstreamHeaders(request.headers, request.clientAddress);
     if (headers.hasClientRequestId) {

@@ -12,6 +12,8 @@
 namespace slp {
 
 class ExchangeCounter;
+class RouteHealthBoard;
+struct Catalog;
 class MetricsRegistry;
 class RouteTable;
 class UpstreamTransport;
@@ -23,6 +25,7 @@ struct RouterOptions
     qint64 maxBodyBytes = 64ll << 20;
     qint64 startedAt = 0;                 // unix seconds, the catalog's "created"
     ExchangeCounter *exchanges = nullptr; // every exchange counts itself here (drain)
+    RouteHealthBoard *health = nullptr;   // every exchange reports its outcome here
 };
 
 // The request path in one screen: SLP's own endpoints, then for a POST under /v1/ read the
@@ -41,6 +44,7 @@ public:
 
 private:
     void forward(InboundRequest &request, ResponseWriter *writer);
+    Catalog catalogWithHealth() const;
     ForwardPlan planFor(qsizetype index, const ModelLocation &scan, InboundRequest &request) const;
     static void noteIgnoredClientId(const ForwardPlan &plan);
     void answerError(ResponseWriter *writer, int status, const QString &message,

@@ -86,13 +86,13 @@ void TestSystemd::readyOnlyOnceServing()
     // READY=1 is the first message, and carries the summary; the port is serving by then.
     QCOMPARE(ready, 0);
     QCOMPARE(notify.messages().at(ready).value("STATUS"),
-             QByteArray("serving 2 routes; 0 ambiguous; 0 failing"));
+             QByteArray("serving 2 routes; 0 ambiguous; 0 failing; 0 stalled"));
     QCOMPARE(httpRequest("GET", slp.url() + "/healthz").status, 200);
     QCOMPARE(chatStatus(slp.url(), "alpha"), 200);
     // STATUS= is kept current: beta's backend refuses, so beta is counted as failing.
     QCOMPARE(chatStatus(slp.url(), "beta"), 502);
     QTRY_VERIFY2_WITH_TIMEOUT(notify.messages().last().value("STATUS") ==
-                                  "serving 2 routes; 0 ambiguous; 1 failing",
+                                  "serving 2 routes; 0 ambiguous; 1 failing; 0 stalled",
                               qPrintable(messagesText(notify)), 12000);
     QCOMPARE(slp.stop(), 0);
 }
@@ -116,7 +116,7 @@ void TestSystemd::reloadsAreAnnounced()
     qsizetype ready = notify.waitFor("READY=1", 8000, reloading);
     QVERIFY2(ready > reloading, qPrintable(messagesText(notify)));
     QCOMPARE(notify.messages().at(ready).value("STATUS"),
-             QByteArray("serving 2 routes; 0 ambiguous; 0 failing"));
+             QByteArray("serving 2 routes; 0 ambiguous; 0 failing; 0 stalled"));
 
     // A refused reload: READY=1 all the same (the old table serves), STATUS= names the failure.
     from = notify.messages().size();
@@ -126,7 +126,8 @@ void TestSystemd::reloadsAreAnnounced()
     ready = notify.waitFor("READY=1", 8000, std::max<qsizetype>(reloading, 0));
     QVERIFY2(reloading >= 0 && ready > reloading, qPrintable(messagesText(notify)));
     const QByteArray status = notify.messages().at(ready).value("STATUS");
-    QVERIFY2(status.startsWith("serving 2 routes; 0 ambiguous; 0 failing; last reload failed: ") &&
+    QVERIFY2(status.startsWith(
+                 "serving 2 routes; 0 ambiguous; 0 failing; 0 stalled; last reload failed: ") &&
                  status.contains("1 error(s)"),
              status.constData());
     QCOMPARE(chatStatus(slp.url(), "gamma"), 200);

@@ -21,11 +21,13 @@ private slots:
 void TestServiceNotify::statusLine()
 {
     QCOMPARE(serviceStatusLine(6, 1, 0),
-             QStringLiteral("serving 6 routes; 1 ambiguous; 0 failing"));
-    QCOMPARE(serviceStatusLine(1, 0, 1), QStringLiteral("serving 1 route; 0 ambiguous; 1 failing"));
-    QCOMPARE(serviceStatusLine(2, 0, 0, QStringLiteral("/etc/slp/slp.yaml has 2 error(s)")),
-             QStringLiteral("serving 2 routes; 0 ambiguous; 0 failing; last reload failed: "
-                            "/etc/slp/slp.yaml has 2 error(s)"));
+             QStringLiteral("serving 6 routes; 1 ambiguous; 0 failing; 0 stalled"));
+    QCOMPARE(serviceStatusLine(1, 0, 1),
+             QStringLiteral("serving 1 route; 0 ambiguous; 1 failing; 0 stalled"));
+    QCOMPARE(
+        serviceStatusLine(2, 0, 0, 0, QStringLiteral("/etc/slp/slp.yaml has 2 error(s)")),
+        QStringLiteral("serving 2 routes; 0 ambiguous; 0 failing; 0 stalled; last reload failed: "
+                       "/etc/slp/slp.yaml has 2 error(s)"));
 }
 
 void TestServiceNotify::stalledLoops()
@@ -56,7 +58,7 @@ void TestServiceNotify::notifierIsSilentOutsideSystemd()
     QVERIFY(!ServiceNotifier::active());
     QCOMPARE(ServiceNotifier::watchdogInterval().count(), 0);
     ServiceNotifier notifier; // no socket: every call is a no-op, and none fails
-    notifier.ready(QStringLiteral("serving 0 routes; 0 ambiguous; 0 failing"));
+    notifier.ready(QStringLiteral("serving 0 routes; 0 ambiguous; 0 failing; 0 stalled"));
     notifier.reloading();
     notifier.watchdogPing();
     notifier.stopping(QStringLiteral("draining"));
