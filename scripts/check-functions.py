@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""No daemon function over the line limit (brace to brace), checked.
+"""No function of the daemon, shared/ or slp-monitor over the line limit (brace to brace).
 
 A function longer than a screenful is a function doing several things; the request path is
-meant to be read in one sitting (CONTRIBUTING.md). Reads every .cpp/.h under daemon/ with
-comments, strings and preprocessor lines blanked, walks the braces, and measures each block
+meant to be read in one sitting (CONTRIBUTING.md). Reads every .cpp/.h under daemon/, shared/
+and monitor/ with comments, strings, preprocessor lines and Qt's declaration macros that end
+without a ';' (Q_LOGGING_CATEGORY(...)) blanked, walks the braces, and measures each block
 opened at namespace or class scope whose head has a parameter list. Lambdas and nested blocks
 count toward the function that holds them. Prints every function over the limit and fails
 when there is one.
@@ -19,6 +20,7 @@ import shutil
 import sys
 import tempfile
 
+FOLDERS = ('daemon', 'shared', 'monitor')
 SCOPE_HEAD = re.compile(r'^\s*(template\s*<.*>\s*)?(namespace|class|struct|union|enum|extern)\b', re.S)
 
 
@@ -27,7 +29,8 @@ def blank(src):
     def spaces(m):
         return re.sub(r'[^\n]', ' ', m.group(0))
     pattern = re.compile(r'//[^\n]*|/\*.*?\*/|R"(\w*)\(.*?\)\1"|"(?:\\.|[^"\\\n])*"|'
-                         r"'(?:\\.|[^'\\\n])*'|^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.S | re.M)
+                         r"'(?:\\.|[^'\\\n])*'|^[ \t]*#(?:[^\n]*\\\n)*[^\n]*|"
+                         r'^[ \t]*Q_(?:DECLARE_)?LOGGING_CATEGORY\([^;{}]*?\)[ \t]*$', re.S | re.M)
     return pattern.sub(spaces, src)
 
 
@@ -64,8 +67,16 @@ def functions(text):
 
 def check(root, max_lines):
     over = []
-    daemon = os.path.join(root, 'daemon')
-    for folder, _, files in os.walk(daemon):
+    for top in FOLDERS:
+        over += check_folder(root, os.path.join(root, top), max_lines)
+    for length, path, first, head in sorted(over, reverse=True):
+        print(f'{path}:{first}: {length} lines (limit {max_lines}): {head}')
+    return over
+
+
+def check_folder(root, top, max_lines):
+    over = []
+    for folder, _, files in os.walk(top):
         for name in sorted(files):
             if not name.endswith(('.cpp', '.h')):
                 continue
@@ -76,24 +87,27 @@ def check(root, max_lines):
                 length = last - first + 1
                 if length > max_lines:
                     over.append((length, os.path.relpath(path, root), first, head))
-    for length, path, first, head in sorted(over, reverse=True):
-        print(f'{path}:{first}: {length} lines (limit {max_lines}): {head}')
     return over
 
 
 def planted(root, max_lines):
-    """The check must catch a planted function one line over the limit."""
+    """The check must catch a function one line over the limit planted in each folder it
+    covers, behind a Q_LOGGING_CATEGORY line (which ends without a ';')."""
+    body = ''.join(f'    total += {n};\n' for n in range(max_lines - 1))
+    text = (f'Q_LOGGING_CATEGORY(lcPlanted, "slp.planted")\n'
+            f'namespace {{\nint planted(int total)\n{{\n{body}}}\n}} // namespace\n')
     with tempfile.TemporaryDirectory() as tmp:
         copy = os.path.join(tmp, 'src')
-        shutil.copytree(os.path.join(root, 'daemon'), os.path.join(copy, 'daemon'))
-        body = ''.join(f'    total += {n};\n' for n in range(max_lines - 1))
-        with open(os.path.join(copy, 'daemon', 'planted.cpp'), 'w') as f:
-            f.write(f'namespace {{\nint planted(int total)\n{{\n{body}}}\n}} // namespace\n')
+        for top in FOLDERS:
+            shutil.copytree(os.path.join(root, top), os.path.join(copy, top))
+            with open(os.path.join(copy, top, 'planted.cpp'), 'w') as f:
+                f.write(text)
         found = [o for o in check(copy, max_lines) if o[1].endswith('planted.cpp')]
-    if len(found) != 1 or found[0][0] != max_lines + 1:
-        print('FAIL: the planted function of', max_lines + 1, 'lines was not reported')
+    if sorted(o[1].split(os.sep)[0] for o in found) != sorted(FOLDERS) or any(
+            o[0] != max_lines + 1 for o in found):
+        print('FAIL: the planted functions of', max_lines + 1, 'lines were not all reported')
         return 1
-    print('ok: the planted function was caught')
+    print(f'ok: the planted function was caught in each of {", ".join(FOLDERS)}')
     return 0
 
 
@@ -108,9 +122,9 @@ def main():
         return planted(root, args.max_lines)
     over = check(root, args.max_lines)
     if over:
-        print(f'FAIL: {len(over)} daemon function(s) over {args.max_lines} lines; split by step')
+        print(f'FAIL: {len(over)} function(s) over {args.max_lines} lines; split by step')
         return 1
-    print(f'ok: no daemon function over {args.max_lines} lines')
+    print(f'ok: no function over {args.max_lines} lines in {", ".join(FOLDERS)}')
     return 0
 
 

@@ -59,17 +59,117 @@ void prependInt(QString &out, std::uint64_t v)
     out.prepend(QString::number(v));
 }
 
+// One term's parse failure, as Go's time.ParseDuration words it.
+enum class TermError
+{
+    None,
+    Invalid,
+    OutOfRange,
+    MissingUnit,
+    UnknownUnit,
+};
+
+// The integer digits at the front of `s`, taken; false when they overflow.
+bool takeInteger(QStringView &s, std::uint64_t &v, bool &any)
+{
+    qsizetype i = 0;
+    for (; i < s.size() && isDigit(s[i]); ++i) {
+        if (v > kMaxMagnitude / 10)
+            return false;
+        v = v * 10 + std::uint64_t(s[i].unicode() - '0');
+        if (v > kMaxMagnitude)
+            return false;
+    }
+    any = i > 0;
+    s = s.mid(i);
+    return true;
+}
+
+// The fraction after a '.', taken: digits beyond what fits are ignored, as Go does.
+void takeFraction(QStringView &s, std::uint64_t &f, double &scale, bool &any)
+{
+    if (s.isEmpty() || s[0] != QLatin1Char('.'))
+        return;
+    s = s.mid(1);
+    bool overflow = false;
+    qsizetype j = 0;
+    for (; j < s.size() && isDigit(s[j]); ++j) {
+        if (overflow || f > (kMaxMagnitude - 1) / 10) {
+            overflow = true;
+            continue;
+        }
+        const std::uint64_t y = f * 10 + std::uint64_t(s[j].unicode() - '0');
+        if (y > kMaxMagnitude) {
+            overflow = true;
+            continue;
+        }
+        f = y;
+        scale *= 10;
+    }
+    any = j > 0;
+    s = s.mid(j);
+}
+
+// One "1.5h"-like term at the front of `s`, taken; its nanoseconds in `nanos`, and in `unit`
+// the unit's text (for the message of an unknown one).
+TermError takeTerm(QStringView &s, std::uint64_t &nanos, QStringView &unit)
+{
+    if (!(s[0] == QLatin1Char('.') || isDigit(s[0])))
+        return TermError::Invalid;
+    std::uint64_t v = 0;
+    std::uint64_t f = 0;
+    double scale = 1;
+    bool pre = false;
+    bool post = false;
+    if (!takeInteger(s, v, pre))
+        return TermError::OutOfRange;
+    takeFraction(s, f, scale, post);
+    if (!pre && !post)
+        return TermError::Invalid;
+    qsizetype u = 0;
+    while (u < s.size() && !(s[u] == QLatin1Char('.') || isDigit(s[u])))
+        ++u;
+    if (u == 0)
+        return TermError::MissingUnit;
+    unit = s.first(u);
+    s = s.mid(u);
+    const auto perUnit = unitNanos(unit);
+    if (!perUnit)
+        return TermError::UnknownUnit;
+    if (v > kMaxMagnitude / *perUnit)
+        return TermError::OutOfRange;
+    v *= *perUnit;
+    // float64 as in Go, to stay nanosecond-accurate for fractions of hours.
+    if (f > 0)
+        v += std::uint64_t(double(f) * (double(*perUnit) / scale));
+    nanos = v;
+    return v > kMaxMagnitude ? TermError::OutOfRange : TermError::None;
+}
+
+QString termMessage(TermError error, QStringView orig, QStringView unit)
+{
+    switch (error) {
+    case TermError::OutOfRange:
+        return QStringLiteral("invalid duration %1 (out of range)").arg(quoted(orig));
+    case TermError::MissingUnit:
+        return QStringLiteral("missing unit in duration %1").arg(quoted(orig));
+    case TermError::UnknownUnit:
+        return QStringLiteral("unknown unit %1 in duration %2").arg(quoted(unit), quoted(orig));
+    default:
+        return QStringLiteral("invalid duration %1").arg(quoted(orig));
+    }
+}
+
 } // namespace
 
 std::optional<Nanoseconds> parseGoDuration(QStringView text, QString *error)
 {
     // Mirrors Go's time.ParseDuration: [-+]?([0-9]*(\.[0-9]*)?[a-z]+)+
-    const auto fail = [&](const QString &why) -> std::optional<Nanoseconds> {
+    const auto fail = [&](TermError why, QStringView unit = {}) -> std::optional<Nanoseconds> {
         if (error)
-            *error = why;
+            *error = termMessage(why, text, unit);
         return std::nullopt;
     };
-    const QStringView orig = text;
     QStringView s = text;
     bool neg = false;
     if (!s.isEmpty() && (s[0] == QLatin1Char('-') || s[0] == QLatin1Char('+'))) {
@@ -79,83 +179,21 @@ std::optional<Nanoseconds> parseGoDuration(QStringView text, QString *error)
     if (s == u"0")
         return Nanoseconds(0);
     if (s.isEmpty())
-        return fail(QStringLiteral("invalid duration %1").arg(quoted(orig)));
-
+        return fail(TermError::Invalid);
     std::uint64_t d = 0;
     while (!s.isEmpty()) {
-        if (!(s[0] == QLatin1Char('.') || isDigit(s[0])))
-            return fail(QStringLiteral("invalid duration %1").arg(quoted(orig)));
-
-        // Integer part; overflow is an error.
-        std::uint64_t v = 0;
-        qsizetype i = 0;
-        for (; i < s.size() && isDigit(s[i]); ++i) {
-            if (v > kMaxMagnitude / 10)
-                return fail(QStringLiteral("invalid duration %1 (out of range)").arg(quoted(orig)));
-            v = v * 10 + std::uint64_t(s[i].unicode() - '0');
-            if (v > kMaxMagnitude)
-                return fail(QStringLiteral("invalid duration %1 (out of range)").arg(quoted(orig)));
-        }
-        const bool pre = i > 0;
-        s = s.mid(i);
-
-        // Fraction: digits beyond what fits are ignored, as Go does.
-        std::uint64_t f = 0;
-        double scale = 1;
-        bool post = false;
-        if (!s.isEmpty() && s[0] == QLatin1Char('.')) {
-            s = s.mid(1);
-            bool overflow = false;
-            qsizetype j = 0;
-            for (; j < s.size() && isDigit(s[j]); ++j) {
-                if (overflow)
-                    continue;
-                if (f > (kMaxMagnitude - 1) / 10) {
-                    overflow = true;
-                    continue;
-                }
-                const std::uint64_t y = f * 10 + std::uint64_t(s[j].unicode() - '0');
-                if (y > kMaxMagnitude) {
-                    overflow = true;
-                    continue;
-                }
-                f = y;
-                scale *= 10;
-            }
-            post = j > 0;
-            s = s.mid(j);
-        }
-        if (!pre && !post)
-            return fail(QStringLiteral("invalid duration %1").arg(quoted(orig)));
-
-        qsizetype u = 0;
-        while (u < s.size() && !(s[u] == QLatin1Char('.') || isDigit(s[u])))
-            ++u;
-        if (u == 0)
-            return fail(QStringLiteral("missing unit in duration %1").arg(quoted(orig)));
-        const QStringView unitText = s.first(u);
-        s = s.mid(u);
-        const auto unit = unitNanos(unitText);
-        if (!unit)
-            return fail(QStringLiteral("unknown unit %1 in duration %2")
-                            .arg(quoted(unitText), quoted(orig)));
-        if (v > kMaxMagnitude / *unit)
-            return fail(QStringLiteral("invalid duration %1 (out of range)").arg(quoted(orig)));
-        v *= *unit;
-        if (f > 0) {
-            // float64 as in Go, to stay nanosecond-accurate for fractions of hours.
-            v += std::uint64_t(double(f) * (double(*unit) / scale));
-            if (v > kMaxMagnitude)
-                return fail(QStringLiteral("invalid duration %1 (out of range)").arg(quoted(orig)));
-        }
-        d += v;
+        std::uint64_t nanos = 0;
+        QStringView unit;
+        if (const TermError e = takeTerm(s, nanos, unit); e != TermError::None)
+            return fail(e, unit);
+        d += nanos;
         if (d > kMaxMagnitude)
-            return fail(QStringLiteral("invalid duration %1 (out of range)").arg(quoted(orig)));
+            return fail(TermError::OutOfRange);
     }
     if (neg)
         return Nanoseconds(std::int64_t(0 - d)); // two's complement: 1<<63 becomes MinInt64
     if (d > kMaxMagnitude - 1)
-        return fail(QStringLiteral("invalid duration %1 (out of range)").arg(quoted(orig)));
+        return fail(TermError::OutOfRange);
     return Nanoseconds(std::int64_t(d));
 }
 

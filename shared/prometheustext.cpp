@@ -271,59 +271,65 @@ bool parseComment(LineParser &p, PromParseResult &r, QString *error)
     return true;
 }
 
-bool parseSample(LineParser &p, PromParseResult &r, QString *error)
+// One `name="value"` of a label set; false with `error` set.
+bool parseLabel(LineParser &p, PromSample &s, QString *error)
 {
-    PromSample s;
-    const QByteArrayView name = p.name(true);
-    if (name.isEmpty()) {
-        *error = QStringLiteral("invalid metric name");
+    const QByteArrayView label = p.name(false);
+    if (label.isEmpty()) {
+        *error = QStringLiteral("invalid label name");
         return false;
     }
-    s.name = QString::fromLatin1(name);
     p.skipBlanks();
-    if (p.expect('{')) {
-        for (;;) {
-            p.skipBlanks();
-            if (p.expect('}'))
-                break;
-            const QByteArrayView label = p.name(false);
-            if (label.isEmpty()) {
-                *error = QStringLiteral("invalid label name");
-                return false;
-            }
-            p.skipBlanks();
-            if (!p.expect('=')) {
-                *error =
-                    QStringLiteral("expected '=' after label name %1").arg(QLatin1String(label));
-                return false;
-            }
-            p.skipBlanks();
-            if (!p.expect('"')) {
-                *error = QStringLiteral("expected '\"' to start the value of label %1")
-                             .arg(QLatin1String(label));
-                return false;
-            }
-            QString value;
-            if (!p.labelValue(&value, error))
-                return false;
-            const QString labelName = QString::fromLatin1(label);
-            for (const auto &l : std::as_const(s.labels)) {
-                if (l.first == labelName) {
-                    *error = QStringLiteral("duplicate label %1").arg(labelName);
-                    return false;
-                }
-            }
-            s.labels.append({labelName, value});
-            p.skipBlanks();
-            if (p.expect(','))
-                continue; // a trailing comma before '}' is allowed
-            if (p.expect('}'))
-                break;
-            *error = QStringLiteral("expected ',' or '}' after label value");
+    if (!p.expect('=')) {
+        *error = QStringLiteral("expected '=' after label name %1").arg(QLatin1String(label));
+        return false;
+    }
+    p.skipBlanks();
+    if (!p.expect('"')) {
+        *error = QStringLiteral("expected '\"' to start the value of label %1")
+                     .arg(QLatin1String(label));
+        return false;
+    }
+    QString value;
+    if (!p.labelValue(&value, error))
+        return false;
+    const QString labelName = QString::fromLatin1(label);
+    for (const auto &l : std::as_const(s.labels)) {
+        if (l.first == labelName) {
+            *error = QStringLiteral("duplicate label %1").arg(labelName);
             return false;
         }
-        p.skipBlanks();
     }
+    s.labels.append({labelName, value});
+    return true;
+}
+
+// The `{...}` after a sample's name, when there is one.
+bool parseLabels(LineParser &p, PromSample &s, QString *error)
+{
+    if (!p.expect('{'))
+        return true;
+    for (;;) {
+        p.skipBlanks();
+        if (p.expect('}'))
+            break;
+        if (!parseLabel(p, s, error))
+            return false;
+        p.skipBlanks();
+        if (p.expect(','))
+            continue; // a trailing comma before '}' is allowed
+        if (p.expect('}'))
+            break;
+        *error = QStringLiteral("expected ',' or '}' after label value");
+        return false;
+    }
+    p.skipBlanks();
+    return true;
+}
+
+// The value and the optional timestamp that end a sample line.
+bool parseValueAndTimestamp(LineParser &p, PromSample &s, QString *error)
+{
     if (p.atEnd()) {
         *error = QStringLiteral("missing value for %1").arg(s.name);
         return false;
@@ -337,22 +343,37 @@ bool parseSample(LineParser &p, PromParseResult &r, QString *error)
     }
     s.value = *value;
     p.skipBlanks();
-    if (!p.atEnd()) {
-        const QByteArrayView tsTok = p.token();
-        qint64 ts = 0;
-        const auto res = std::from_chars(tsTok.data(), tsTok.data() + tsTok.size(), ts);
-        if (res.ec != std::errc() || res.ptr != tsTok.data() + tsTok.size()) {
-            *error = QStringLiteral("invalid timestamp '%1'")
-                         .arg(QString::fromUtf8(tsTok.toByteArray()));
-            return false;
-        }
-        s.timestampMs = ts;
-        p.skipBlanks();
-        if (!p.atEnd()) {
-            *error = QStringLiteral("unexpected text after timestamp");
-            return false;
-        }
+    if (p.atEnd())
+        return true;
+    const QByteArrayView tsTok = p.token();
+    qint64 ts = 0;
+    const auto res = std::from_chars(tsTok.data(), tsTok.data() + tsTok.size(), ts);
+    if (res.ec != std::errc() || res.ptr != tsTok.data() + tsTok.size()) {
+        *error =
+            QStringLiteral("invalid timestamp '%1'").arg(QString::fromUtf8(tsTok.toByteArray()));
+        return false;
     }
+    s.timestampMs = ts;
+    p.skipBlanks();
+    if (!p.atEnd()) {
+        *error = QStringLiteral("unexpected text after timestamp");
+        return false;
+    }
+    return true;
+}
+
+bool parseSample(LineParser &p, PromParseResult &r, QString *error)
+{
+    PromSample s;
+    const QByteArrayView name = p.name(true);
+    if (name.isEmpty()) {
+        *error = QStringLiteral("invalid metric name");
+        return false;
+    }
+    s.name = QString::fromLatin1(name);
+    p.skipBlanks();
+    if (!parseLabels(p, s, error) || !parseValueAndTimestamp(p, s, error))
+        return false;
     r.samples.append(std::move(s));
     return true;
 }

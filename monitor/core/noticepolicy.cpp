@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "noticepolicy.h"
 
+#include <functional>
+
 namespace slp::monitor {
 
 namespace {
@@ -13,47 +15,73 @@ QString routeLine(const Transition &t)
 
 } // namespace
 
+namespace {
+
+// The transitions one update holds, sorted by the notice each becomes.
+struct Sorted
+{
+    QList<const Transition *> ambiguous, recovered, failing, answering;
+};
+
+Notice reachability(const Transition &t, const StatusUpdate &update)
+{
+    const QString url = update.snapshot.baseUrl.toString();
+    Notice n;
+    if (t.kind == Transition::Kind::Unreachable) {
+        n.kind = Notice::Kind::Unreachable;
+        n.urgency = Notice::Urgency::Critical;
+        n.title = QStringLiteral("SLP unreachable");
+        n.body = QStringLiteral("%1: %2").arg(url, t.detail);
+    } else {
+        n.kind = Notice::Kind::Reachable;
+        n.title = QStringLiteral("SLP is back");
+        n.body = QStringLiteral("%1 answers again (%2 routes)")
+                     .arg(url)
+                     .arg(update.snapshot.routes.size());
+    }
+    return n;
+}
+
+// One notice for every route in `list`: `one` titles a single route, `many` several.
+Notice grouped(Notice::Kind kind, const QList<const Transition *> &list, const QString &one,
+               const QString &many, const QString &intro,
+               const std::function<QString(const Transition &)> &line)
+{
+    Notice n;
+    n.kind = kind;
+    QStringList lines;
+    for (const Transition *t : list) {
+        n.routeIds << t->routeId;
+        lines << line(*t);
+    }
+    n.title = list.size() == 1 ? one.arg(list.first()->routeId) : many.arg(list.size());
+    n.body = intro + lines.join(QLatin1Char('\n'));
+    return n;
+}
+
+} // namespace
+
 QList<Notice> noticesFor(const StatusUpdate &update)
 {
     QList<Notice> notices;
-    const QString url = update.snapshot.baseUrl.toString();
-
-    QList<const Transition *> ambiguous;
-    QList<const Transition *> recovered;
-    QList<const Transition *> failing;
-    QList<const Transition *> answering;
+    Sorted sorted;
     for (const Transition &t : update.transitions) {
         switch (t.kind) {
-        case Transition::Kind::Unreachable: {
-            Notice n;
-            n.kind = Notice::Kind::Unreachable;
-            n.urgency = Notice::Urgency::Critical;
-            n.title = QStringLiteral("SLP unreachable");
-            n.body = QStringLiteral("%1: %2").arg(url, t.detail);
-            notices << n;
+        case Transition::Kind::Unreachable:
+        case Transition::Kind::Reachable:
+            notices << reachability(t, update);
             break;
-        }
-        case Transition::Kind::Reachable: {
-            Notice n;
-            n.kind = Notice::Kind::Reachable;
-            n.title = QStringLiteral("SLP is back");
-            n.body = QStringLiteral("%1 answers again (%2 routes)")
-                         .arg(url)
-                         .arg(update.snapshot.routes.size());
-            notices << n;
-            break;
-        }
         case Transition::Kind::BecameAmbiguous:
-            ambiguous << &t;
+            sorted.ambiguous << &t;
             break;
         case Transition::Kind::Recovered:
-            recovered << &t;
+            sorted.recovered << &t;
             break;
         case Transition::Kind::StartedFailing:
-            failing << &t;
+            sorted.failing << &t;
             break;
         case Transition::Kind::StoppedFailing:
-            answering << &t;
+            sorted.answering << &t;
             break;
         case Transition::Kind::StateChanged:
         case Transition::Kind::RouteAdded:
@@ -61,73 +89,40 @@ QList<Notice> noticesFor(const StatusUpdate &update)
             break;
         }
     }
-
-    if (!ambiguous.isEmpty()) {
-        Notice n;
-        n.kind = Notice::Kind::Ambiguous;
+    if (!sorted.ambiguous.isEmpty()) {
+        Notice n = grouped(Notice::Kind::Ambiguous, sorted.ambiguous,
+                           QStringLiteral("SLP: route %1 is ambiguous"),
+                           QStringLiteral("SLP: %1 routes are ambiguous"),
+                           QStringLiteral("The backend serves zero or several models; SLP keeps "
+                                          "the last known name, which may be stale:\n"),
+                           routeLine);
         n.urgency = Notice::Urgency::Critical;
-        QStringList lines;
-        for (const Transition *t : ambiguous) {
-            n.routeIds << t->routeId;
-            lines << routeLine(*t);
-        }
-        n.title = ambiguous.size() == 1
-                      ? QStringLiteral("SLP: route %1 is ambiguous").arg(ambiguous.first()->routeId)
-                      : QStringLiteral("SLP: %1 routes are ambiguous").arg(ambiguous.size());
-        n.body = QStringLiteral("The backend serves zero or several models; SLP keeps the last "
-                                "known name, which may be stale:\n%1")
-                     .arg(lines.join(QLatin1Char('\n')));
         notices << n;
     }
-    if (!recovered.isEmpty()) {
-        Notice n;
-        n.kind = Notice::Kind::Recovered;
-        QStringList lines;
-        for (const Transition *t : recovered) {
-            n.routeIds << t->routeId;
-            lines << QStringLiteral("%1 (%2)").arg(routeLine(*t), routeStateName(t->to));
-        }
-        n.title = recovered.size() == 1
-                      ? QStringLiteral("SLP: route %1 recovered").arg(recovered.first()->routeId)
-                      : QStringLiteral("SLP: %1 routes recovered").arg(recovered.size());
-        n.body = QStringLiteral("No longer ambiguous:\n%1").arg(lines.join(QLatin1Char('\n')));
-        notices << n;
-    }
-    if (!failing.isEmpty()) {
-        Notice n;
-        n.kind = Notice::Kind::Failing;
-        QStringList lines;
-        for (const Transition *t : failing) {
-            n.routeIds << t->routeId;
-            lines << QStringLiteral("%1: %2 attempt%3 in a row")
-                         .arg(routeLine(*t))
-                         .arg(t->failures)
-                         .arg(t->failures == 1 ? "" : "s");
-        }
-        n.title = failing.size() == 1
-                      ? QStringLiteral("SLP: backend of %1 failing").arg(failing.first()->routeId)
-                      : QStringLiteral("SLP: %1 backends failing").arg(failing.size());
-        n.body = QStringLiteral("SLP's requests to the backend fail (refused, reset or timed "
-                                "out; clients get 502):\n%1")
-                     .arg(lines.join(QLatin1Char('\n')));
-        notices << n;
-    }
-    if (!answering.isEmpty()) {
-        Notice n;
-        n.kind = Notice::Kind::BackendRecovered;
-        QStringList lines;
-        for (const Transition *t : answering) {
-            n.routeIds << t->routeId;
-            lines << routeLine(*t);
-        }
-        n.title =
-            answering.size() == 1
-                ? QStringLiteral("SLP: backend of %1 answers again").arg(answering.first()->routeId)
-                : QStringLiteral("SLP: %1 backends answer again").arg(answering.size());
-        n.body = QStringLiteral("The backend answered SLP again:\n%1")
-                     .arg(lines.join(QLatin1Char('\n')));
-        notices << n;
-    }
+    if (!sorted.recovered.isEmpty())
+        notices << grouped(
+            Notice::Kind::Recovered, sorted.recovered, QStringLiteral("SLP: route %1 recovered"),
+            QStringLiteral("SLP: %1 routes recovered"), QStringLiteral("No longer ambiguous:\n"),
+            [](const Transition &t) {
+                return QStringLiteral("%1 (%2)").arg(routeLine(t), routeStateName(t.to));
+            });
+    if (!sorted.failing.isEmpty())
+        notices << grouped(Notice::Kind::Failing, sorted.failing,
+                           QStringLiteral("SLP: backend of %1 failing"),
+                           QStringLiteral("SLP: %1 backends failing"),
+                           QStringLiteral("SLP's requests to the backend fail (refused, reset or "
+                                          "timed out; clients get 502):\n"),
+                           [](const Transition &t) {
+                               return QStringLiteral("%1: %2 attempt%3 in a row")
+                                   .arg(routeLine(t))
+                                   .arg(t.failures)
+                                   .arg(t.failures == 1 ? "" : "s");
+                           });
+    if (!sorted.answering.isEmpty())
+        notices << grouped(Notice::Kind::BackendRecovered, sorted.answering,
+                           QStringLiteral("SLP: backend of %1 answers again"),
+                           QStringLiteral("SLP: %1 backends answer again"),
+                           QStringLiteral("The backend answered SLP again:\n"), routeLine);
     return notices;
 }
 

@@ -101,6 +101,75 @@ RouteState routeStateOf(const CatalogEntry &entry, bool ambiguousMetric)
     return RouteState::Ok;
 }
 
+namespace {
+
+// What /metrics says of each route, by model_id.
+struct MetricsByRoute
+{
+    QHash<QString, bool> ambiguous;
+    QHash<QString, QString> upstream;
+    QHash<QString, RouteCounters> counters;
+    QHash<QString, int> failures;
+    QHash<QString, double> inflight;
+
+    void take(const PromSample &sample);
+};
+
+void MetricsByRoute::take(const PromSample &sample)
+{
+    QString modelId, upstreamModel, code, le;
+    for (const auto &[key, value] : sample.labels)
+        if (key == QLatin1String("model_id"))
+            modelId = value;
+        else if (key == QLatin1String("upstream_model"))
+            upstreamModel = value;
+        else if (key == QLatin1String("code"))
+            code = value;
+        else if (key == QLatin1String("le"))
+            le = value;
+    if (modelId.isEmpty())
+        return;
+    if (sample.name == QLatin1String("slp_requests_total")) {
+        RouteCounters &c = counters[modelId];
+        c.requests += sample.value;
+        if (code.size() == 3 && code.startsWith(QLatin1Char('5')))
+            c.failed += sample.value;
+    } else if (sample.name == QLatin1String("slp_upstream_latency_seconds_bucket")) {
+        bool ok = false;
+        const double bound = le == QLatin1String("+Inf") ? qInf() : le.toDouble(&ok);
+        if (ok || std::isinf(bound))
+            counters[modelId].latency.append({bound, sample.value});
+    } else if (sample.name == QLatin1String("slp_upstream_consecutive_failures")) {
+        failures[modelId] = int(sample.value);
+    } else if (sample.name == QLatin1String("slp_route_inflight_requests")) {
+        inflight[modelId] = sample.value;
+    } else if (sample.name == QLatin1String("slp_upstream_model_ambiguous")) {
+        ambiguous[modelId] = sample.value == 1.0;
+    } else if (sample.name == QLatin1String("slp_upstream_model_info") &&
+               !upstreamModel.isEmpty()) {
+        upstream[modelId] = upstreamModel;
+    }
+}
+
+RouteStatus routeOf(const CatalogEntry &entry, const MetricsByRoute &m)
+{
+    RouteStatus route;
+    route.entry = entry;
+    if (route.entry.upstreamModel.isEmpty())
+        route.entry.upstreamModel = m.upstream.value(entry.id);
+    // A backend chose this name: every face shows it as literal text.
+    route.entry.upstreamModel = displayText(route.entry.upstreamModel);
+    route.ambiguousMetric = m.ambiguous.value(entry.id, false);
+    route.state = routeStateOf(route.entry, route.ambiguousMetric);
+    route.counters = m.counters.value(entry.id);
+    std::sort(route.counters.latency.begin(), route.counters.latency.end());
+    route.consecutiveFailures = m.failures.value(entry.id, 0);
+    route.inflight = m.inflight.value(entry.id, 0);
+    return route;
+}
+
+} // namespace
+
 StatusSnapshot readSnapshot(const PollResult &poll)
 {
     StatusSnapshot s;
@@ -117,12 +186,7 @@ StatusSnapshot readSnapshot(const PollResult &poll)
         return s;
     }
     s.reachable = true;
-
-    QHash<QString, bool> ambiguous;
-    QHash<QString, QString> upstreamFromMetrics;
-    QHash<QString, RouteCounters> counters;
-    QHash<QString, int> failures;
-    QHash<QString, double> inflight;
+    MetricsByRoute metrics;
     if (!poll.metricsError.isEmpty()) {
         s.error = QStringLiteral("/metrics: %1").arg(poll.metricsError);
     } else {
@@ -130,59 +194,13 @@ StatusSnapshot readSnapshot(const PollResult &poll)
         if (!prom.error.isEmpty())
             s.error = QStringLiteral("/metrics: %1").arg(prom.error);
         // Samples before a malformed line are still good; use them.
-        for (const PromSample &sample : prom.samples) {
-            QString modelId;
-            QString upstream;
-            QString code;
-            QString le;
-            for (const auto &[key, value] : sample.labels)
-                if (key == QLatin1String("model_id"))
-                    modelId = value;
-                else if (key == QLatin1String("upstream_model"))
-                    upstream = value;
-                else if (key == QLatin1String("code"))
-                    code = value;
-                else if (key == QLatin1String("le"))
-                    le = value;
-            if (modelId.isEmpty())
-                continue;
-            if (sample.name == QLatin1String("slp_requests_total")) {
-                RouteCounters &c = counters[modelId];
-                c.requests += sample.value;
-                if (code.size() == 3 && code.startsWith(QLatin1Char('5')))
-                    c.failed += sample.value;
-            } else if (sample.name == QLatin1String("slp_upstream_latency_seconds_bucket")) {
-                bool ok = false;
-                const double bound = le == QLatin1String("+Inf") ? qInf() : le.toDouble(&ok);
-                if (ok || std::isinf(bound))
-                    counters[modelId].latency.append({bound, sample.value});
-            } else if (sample.name == QLatin1String("slp_upstream_consecutive_failures")) {
-                failures[modelId] = int(sample.value);
-            } else if (sample.name == QLatin1String("slp_route_inflight_requests")) {
-                inflight[modelId] = sample.value;
-            } else if (sample.name == QLatin1String("slp_upstream_model_ambiguous"))
-                ambiguous[modelId] = sample.value == 1.0;
-            else if (sample.name == QLatin1String("slp_upstream_model_info") && !upstream.isEmpty())
-                upstreamFromMetrics[modelId] = upstream;
-        }
+        for (const PromSample &sample : prom.samples)
+            metrics.take(sample);
     }
-
     Health health = s.error.isEmpty() ? Health::Ok : Health::Attention;
     for (const CatalogEntry &entry : catalog->entries) {
-        RouteStatus route;
-        route.entry = entry;
-        if (route.entry.upstreamModel.isEmpty())
-            route.entry.upstreamModel = upstreamFromMetrics.value(entry.id);
-        // A backend chose this name: every face shows it as literal text.
-        route.entry.upstreamModel = displayText(route.entry.upstreamModel);
-        route.ambiguousMetric = ambiguous.value(entry.id, false);
-        route.state = routeStateOf(route.entry, route.ambiguousMetric);
-        route.counters = counters.value(entry.id);
-        std::sort(route.counters.latency.begin(), route.counters.latency.end());
-        route.consecutiveFailures = failures.value(entry.id, 0);
-        route.inflight = inflight.value(entry.id, 0);
-        health = std::max(health, routeHealth(route));
-        s.routes << route;
+        s.routes << routeOf(entry, metrics);
+        health = std::max(health, routeHealth(s.routes.last()));
     }
     s.health = health;
     return s;

@@ -521,13 +521,10 @@ private Q_SLOTS:
 
     void headRequestWithContentLength()
     {
-        // Latent: RequestRouter forwards POSTs only, so no HEAD reaches an exchange today. The
-        // writer (Framing::None for HEAD) and the socket transport (ResponseParser::reset(true))
-        // both support a forwarded HEAD; ForwardExchange does not: onHead() takes the upstream's
-        // Content-Length as bytes owed (m_expectedLength = head.contentLength, m_bodyless only
-        // looks at the status), so a HEAD answer with "Content-Length: 5" and no body ends in
-        // complete() as a short body -> breakOff() -> breakConnection(): a warning "broke off
-        // after 0 B" and the client's keep-alive connection closed after a correct answer.
+        // RequestRouter forwards POSTs only, so no HEAD reaches an exchange today; should one,
+        // its answer's Content-Length describes the GET it stands for and no body follows
+        // (relayHead() counts a HEAD answer as bodyless): a correct answer, the connection
+        // kept.
         Rig rig;
         ForwardPlan p = defaultPlan();
         p.request.method = "HEAD";
