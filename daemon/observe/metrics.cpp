@@ -192,9 +192,10 @@ void declareSlpMetrics(MetricsRegistry &registry)
                      QStringLiteral("Responses whose head reached the client and whose body did "
                                     "not end cleanly, by reason: idle_timeout, upstream_closed, "
                                     "upstream_reset, client_gone."));
-    registry.declare(metric::routeState, T::Gauge,
-                     QStringLiteral("A route's passive state from SLP's own outcomes: 1 for the "
-                                    "current one of ok, slow, failing, stalled, 0 for the others."));
+    registry.declare(
+        metric::routeState, T::Gauge,
+        QStringLiteral("A route's passive state from SLP's own outcomes: 1 for the "
+                       "current one of ok, slow, failing, stalled, 0 for the others."));
     registry.declare(metric::bufferedBodyBytes, T::Gauge,
                      QStringLiteral("Request body bytes held in memory now, against "
                                     "max_buffered_body_bytes."));
