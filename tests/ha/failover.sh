@@ -125,8 +125,11 @@ client=$!
 pids+=($client)
 sleep 2 # requests flowing through A
 
+a_pid=$(cat "$tmp/a/slp.pid")
+kill -KILL "$a_pid"
+# Stamped once the signal is sent, so that a request the client began while this script was
+# still on its way to the kill counts as one in flight at the kill.
 event kill_a
-kill -KILL "$(cat "$tmp/a/slp.pid")"
 wait_until 5000 vip_on "$tag-b" || { echo "failover: the address did not move to B"; exit 1; }
 event vip_b
 sleep 2
