@@ -65,7 +65,7 @@ std::unique_ptr<UpstreamCall> FakeTransport::start(const UpstreamRequest &reques
     requests.append(request);
     logs.append(std::make_shared<CallLog>());
     if (failAtStart) {
-        const UpstreamCall::End end = *std::exchange(failAtStart, std::nullopt);
+        const UpstreamCall::End end = *std::exchange(failAtStart, nullptr);
         ++failedAtStart;
         calls.append(nullptr);
         observer.upstreamFinished(end); // may start again (a re-dial) from inside

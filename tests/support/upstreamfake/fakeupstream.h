@@ -53,7 +53,7 @@ private:
 };
 
 // Records every request it is given and hands out a FakeCall for each, or fails the next
-// start() at once (as a transport that cannot even begin does) when failAtStart is set.
+// start() at once (as a transport that cannot even begin does) after failNextStart().
 class FakeTransport : public UpstreamTransport
 {
 public:
@@ -67,9 +67,14 @@ public:
     QList<UpstreamRequest> requests;
     QList<QPointer<FakeCall>> calls;
     QList<std::shared_ptr<CallLog>> logs;
-    // Used once: the next start() reports this end from inside and returns null (its calls
-    // entry is then null too).
-    std::optional<UpstreamCall::End> failAtStart;
+    // Used once: the next start() reports `end` from inside and returns null (its calls
+    // entry is then null too). Held by pointer: GCC's -O2 with the sanitizers takes an
+    // optional End for maybe-uninitialized (-Werror).
+    void failNextStart(const UpstreamCall::End &end)
+    {
+        failAtStart = std::make_unique<UpstreamCall::End>(end);
+    }
+    std::unique_ptr<UpstreamCall::End> failAtStart;
     int failedAtStart = 0;
 };
 

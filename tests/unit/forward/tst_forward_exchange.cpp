@@ -357,8 +357,8 @@ private Q_SLOTS:
     void failureInsideStartRedials()
     {
         Rig rig;
-        rig.transport.failAtStart =
-            UpstreamCall::End{UpstreamCall::Failure::Refused, QStringLiteral("refused"), {}, false};
+        rig.transport.failNextStart(UpstreamCall::End{
+            UpstreamCall::Failure::Refused, QStringLiteral("refused"), {}, false});
         rig.start(plan(2, std::chrono::seconds(5), QStringLiteral("5s")));
         QCOMPARE(rig.transport.failedAtStart, 1);
         QCOMPARE(rig.transport.started(), 2);
@@ -375,8 +375,8 @@ private Q_SLOTS:
     void failureInsideStartWithoutRetryIs502()
     {
         Rig rig;
-        rig.transport.failAtStart =
-            UpstreamCall::End{UpstreamCall::Failure::Refused, QStringLiteral("refused"), {}, false};
+        rig.transport.failNextStart(UpstreamCall::End{
+            UpstreamCall::Failure::Refused, QStringLiteral("refused"), {}, false});
         rig.start(defaultPlan());
         QCOMPARE(rig.transport.started(), 1);
         QVERIFY(rig.pair.receiveResponse());
@@ -390,8 +390,8 @@ private Q_SLOTS:
     void unsendableInsideStartIs400()
     {
         Rig rig;
-        rig.transport.failAtStart = UpstreamCall::End{
-            UpstreamCall::Failure::Unsendable, QStringLiteral("target cannot be sent"), {}, false};
+        rig.transport.failNextStart(UpstreamCall::End{
+            UpstreamCall::Failure::Unsendable, QStringLiteral("target cannot be sent"), {}, false});
         rig.start(plan(2, std::chrono::seconds(5), QStringLiteral("5s")));
         QCOMPARE(rig.transport.started(), 1); // a 400 is never re-dialled
         QVERIFY(rig.pair.receiveResponse());
