@@ -4,7 +4,7 @@ when a bound is missed: the address moves within 3 s of a kill -9; only requests
 the killed machine fail; a planned stop and each return fail nothing.
 
     analyze.py RECORDS EVENTS
-Events are lines "NAME UNIX_TIME": kill_a, vip_b, back_a, stop_b, vip_a, back_b, end.
+Events are lines "NAME UNIX_TIME": kill_sent, kill_a (A reaped), vip_b, back_a, stop_b, vip_a, back_b, end.
 """
 import json
 import sys
@@ -32,18 +32,20 @@ def show(title, rs):
 
 
 print("failover figures:")
-kill = events["kill_a"]
-gap_vip = (events["vip_b"] - kill) * 1000
+kill = events["kill_a"]  # A reaped: its sockets are closed
+sent = events["kill_sent"]
+gap_vip = (events["vip_b"] - sent) * 1000
 after = [r for r in records if r["start"] >= kill and r["result"] == "ok" and r["served"] == "B"]
-gap_served = (min(r["end"] for r in after) - kill) * 1000 if after else float("inf")
+gap_served = (min(r["end"] for r in after) - sent) * 1000 if after else float("inf")
 print("  kill -9 of the active slp (A): address on B after %.0f ms; first answer from B %.0f ms "
       "after the kill" % (gap_vip, gap_served))
-failed = show("kill -9 of A, until the address moved", window("kill_a", "back_a"))
+failed = show("kill -9 of A, until the address moved", window("kill_sent", "back_a"))
 in_flight = [r for r in failed if r["start"] < kill]
 print("  of those failed, in flight on A at the kill: %d" % len(in_flight))
 for r in failed:
     print("    failed: %s started %+.0f ms from the kill, ended %+.0f ms: %s"
-          % (r["kind"], (r["start"] - kill) * 1000, (r["end"] - kill) * 1000, r["why"]))
+          % (r["kind"], (r["start"] - kill) * 1000, (r["end"] - kill) * 1000,
+             " ".join(r["why"].split())))
 # The bound is on the address (what VRRP and the check decide); the first answer also waits
 # for the client's next retry, which a loaded machine stretches: printed, not bounded.
 if gap_vip > 3000:

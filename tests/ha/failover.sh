@@ -126,9 +126,12 @@ pids+=($client)
 sleep 2 # requests flowing through A
 
 a_pid=$(cat "$tmp/a/slp.pid")
+event kill_sent
 kill -KILL "$a_pid"
-# Stamped once the signal is sent, so that a request the client began while this script was
-# still on its way to the kill counts as one in flight at the kill.
+# A killed process's sockets close only as it exits (slower under the sanitizers): until then
+# its listener still accepts, and what it accepted is reset. Requests begun before it is
+# reaped were in flight on A.
+wait "$a_pid" 2>/dev/null || true
 event kill_a
 wait_until 5000 vip_on "$tag-b" || { echo "failover: the address did not move to B"; exit 1; }
 event vip_b
