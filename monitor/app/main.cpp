@@ -29,13 +29,7 @@ int runOnce(int argc, char **argv, const MonitorCommandLine &cl)
     // No display needed: --once works over ssh and in cron.
     QCoreApplication app(argc, argv);
     setIdentity();
-    MonitorSettings settings = MonitorSettings::load(QSettings());
-    if (cl.url)
-        settings.url = *cl.url;
-    if (cl.interval)
-        settings.interval = *cl.interval;
-    if (cl.caFile)
-        settings.caFile = *cl.caFile;
+    const MonitorSettings settings = withCommandLine(MonitorSettings::load(QSettings()), cl);
 
     StatusPoller poller;
     if (!settings.caFile.isEmpty()) {

@@ -24,15 +24,10 @@ namespace slp::monitor {
 
 MonitorApp::MonitorApp(const MonitorSettings &saved, const MonitorCommandLine &commandLine,
                        QObject *parent)
-    : QObject(parent), m_settings(saved), m_poller(new StatusPoller(this)),
-      m_routes(new RouteTableModel(this)), m_notifier(new DesktopNotifier(this))
+    : QObject(parent), m_settings(withCommandLine(saved, commandLine)),
+      m_poller(new StatusPoller(this)), m_routes(new RouteTableModel(this)),
+      m_notifier(new DesktopNotifier(this))
 {
-    if (commandLine.url)
-        m_settings.url = *commandLine.url;
-    if (commandLine.interval)
-        m_settings.interval = *commandLine.interval;
-    if (commandLine.caFile)
-        m_settings.caFile = *commandLine.caFile;
     connect(m_poller, &StatusPoller::pollFinished, this, &MonitorApp::onPollFinished);
 
     const bool haveTray = QSystemTrayIcon::isSystemTrayAvailable();

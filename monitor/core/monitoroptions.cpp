@@ -197,4 +197,15 @@ MonitorCommandLine parseMonitorCommandLine(const QStringList &arguments)
     return cl;
 }
 
+MonitorSettings withCommandLine(MonitorSettings saved, const MonitorCommandLine &commandLine)
+{
+    if (commandLine.url)
+        saved.url = *commandLine.url;
+    if (commandLine.interval)
+        saved.interval = *commandLine.interval;
+    if (commandLine.caFile)
+        saved.caFile = *commandLine.caFile;
+    return saved;
+}
+
 } // namespace slp::monitor

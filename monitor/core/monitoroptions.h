@@ -58,6 +58,9 @@ struct MonitorCommandLine
 };
 
 MonitorCommandLine parseMonitorCommandLine(const QStringList &arguments); // without argv[0]
+
+// The saved settings with this run's --url, --interval and --ca-file on top (not saved).
+MonitorSettings withCommandLine(MonitorSettings saved, const MonitorCommandLine &commandLine);
 QString monitorUsageText();
 
 } // namespace slp::monitor

@@ -46,6 +46,7 @@ private slots:
     void usageErrors();
     void settingsRoundTrip();
     void settingsBadValuesFallBack();
+    void commandLineOverridesSaved();
     void caFile();
     void onceReport();
     void onceUnreachable();
@@ -189,6 +190,27 @@ void TestMonitorOptions::settingsBadValuesFallBack()
     const MonitorSettings s = MonitorSettings::load(store);
     QCOMPARE(s.url, QUrl(QStringLiteral("http://127.0.0.1:8080")));
     QCOMPARE(s.interval, 10000ms);
+}
+
+void TestMonitorOptions::commandLineOverridesSaved()
+{
+    MonitorSettings saved;
+    saved.url = QUrl(QStringLiteral("http://saved:1"));
+    saved.interval = std::chrono::milliseconds(5000);
+    saved.notifications = false;
+    saved.caFile = QStringLiteral("/saved.pem");
+    // Nothing on the command line: the saved settings as they are.
+    QCOMPARE(withCommandLine(saved, parseMonitorCommandLine({})), saved);
+
+    const MonitorCommandLine cl =
+        parseMonitorCommandLine({QStringLiteral("--url"), QStringLiteral("http://run:2"),
+                                 QStringLiteral("--interval"), QStringLiteral("2s")});
+    QCOMPARE(cl.action, MonitorCommandLine::Action::Run);
+    const MonitorSettings merged = withCommandLine(saved, cl);
+    QCOMPARE(merged.url, QUrl(QStringLiteral("http://run:2")));
+    QCOMPARE(merged.interval, std::chrono::milliseconds(2000));
+    QCOMPARE(merged.caFile, saved.caFile); // not given: kept
+    QCOMPARE(merged.notifications, false); // no flag for it: kept
 }
 
 void TestMonitorOptions::onceReport()
