@@ -55,15 +55,8 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() {
-    for _ in $(seq 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-        sleep 0.1
-    done
-    echo "memory.sh: nothing listens on $1" >&2
-    return 1
-}
+# free_port, wait_port
+. "$here/scripts/lib.sh"
 
 p_sink=$(free_port)
 "$bench_bin" --sink "127.0.0.1:$p_sink" >"$tmp/sink.log" 2>&1 &

@@ -53,16 +53,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() {
-    local i
-    for i in $(seq 1 300); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-        sleep 0.1
-    done
-    echo "profile: nothing listens on $1" >&2
-    return 1
-}
+# free_port, wait_port
+. "$here/scripts/lib.sh"
 
 upstream_port="$(free_port)"
 mkdir -p "$tmp/nginx"

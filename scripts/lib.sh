@@ -15,3 +15,19 @@ wait_listening() {
     cat "$file" >&2
     return 1
 }
+
+# A TCP port on 127.0.0.1 that nothing listens on now (the kernel's pick).
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# Waits up to 30 s until something accepts on 127.0.0.1:PORT; on timeout says so and returns 1.
+wait_port() {
+    local i
+    for i in $(seq 1 300); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "$(basename "$0"): nothing listens on $1" >&2
+    return 1
+}
