@@ -4,7 +4,8 @@ when a bound is missed: the address moves within 3 s of a kill -9; only requests
 the killed machine fail; a planned stop and each return fail nothing.
 
     analyze.py RECORDS EVENTS
-Events are lines "NAME UNIX_TIME": kill_sent, kill_a (A reaped), vip_b, back_a, stop_b, vip_a, back_b, end.
+Events are lines "NAME UNIX_TIME": kill_sent, kill_a (A reaped), vip_b, back_a, stop_b, b_exited,
+vip_a, back_b, end.
 """
 import json
 import sys
@@ -57,7 +58,9 @@ for name, a, b in (("A comes back (address stays on B)", "back_a", "stop_b"),
                    ("B comes back (address stays on A)", "back_b", "end")):
     if show(name, window(a, b)):
         problems.append("requests failed during: " + name)
-print("  planned stop of B: address on A %.0f ms after SIGTERM" % ((events["vip_a"] - events["stop_b"]) * 1000))
+print("  planned stop of B: slp drained and exited %.0f ms after SIGTERM; address on A %.0f ms "
+      "after that" % ((events["b_exited"] - events["stop_b"]) * 1000,
+                      (events["vip_a"] - events["b_exited"]) * 1000))
 streams = [r for r in records if r["kind"] == "stream" and r["result"] == "ok"]
 print("  in all: %d requests (%d streams answered whole)" % (len(records), len(streams)))
 for p in problems:

@@ -28,9 +28,13 @@ vip="$net.100"
 tmp="$(mktemp -d /tmp/slp-failover.XXXXXX)"
 chmod 755 "$tmp" # keepalived runs scripts only from paths no other user may write
 pids=()
+keepalived_pids=()
 namespaces=()
 cleanup() {
     local rc=$?
+    # keepalived first with TERM: its VRRP child exits with it (a KILL would orphan the child).
+    for pid in "${keepalived_pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${keepalived_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
     for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
     for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
     for ns in "${namespaces[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
@@ -46,7 +50,16 @@ trap 'exit 130' INT TERM
 now() { date +%s.%N; }
 event() { echo "$1 $(now)" >>"$tmp/events"; }
 # Waits until `ns` holds (or not) the virtual address; bounded by `ms`.
-vip_on() { ip -n "$1" -4 -o addr show | grep -q " $vip/"; }
+# (Captured first: with pipefail, grep -q leaving early could fail the pipeline with SIGPIPE.)
+vip_on() { local a; a=$(ip -n "$1" -4 -o addr show) && [[ "$a" == *" $vip/"* ]]; }
+# What the test saw when a bound is missed: the events so far and who holds the address.
+report() {
+    echo "failover: $*"
+    local t0; t0=$(head -n1 "$tmp/events" 2>/dev/null | cut -d' ' -f2)
+    [ -n "$t0" ] && awk -v t0="$t0" '{ printf "  event %-10s %+8.0f ms\n", $1, ($2 - t0) * 1000 }' "$tmp/events"
+    for m in a b; do vip_on "$tag-$m" && echo "  the address is on $m"; done
+    exit 1
+}
 wait_until() { # ms command...
     local ms=$1; shift
     local end=$(( $(date +%s%3N) + ms ))
@@ -114,9 +127,9 @@ YAML
     ip netns exec "$tag-$m" keepalived --dont-fork --log-console --vrrp \
         -f "$tmp/$m/keepalived.conf" -p "$tmp/$m/keepalived.pid" -r "$tmp/$m/vrrp.pid" \
         >"$tmp/$m/keepalived.log" 2>&1 &
-    pids+=($!)
+    keepalived_pids+=($!)
 done
-wait_until 10000 vip_on "$tag-a" || { echo "failover: A never took the address"; exit 1; }
+wait_until 10000 vip_on "$tag-a" || report "A never took the address"
 echo "failover: keepalived -t accepts the template; A holds $vip"
 
 # -- the client loops; the scenario runs beside it --------------------------------------------
@@ -133,21 +146,25 @@ kill -KILL "$a_pid"
 # reaped were in flight on A.
 wait "$a_pid" 2>/dev/null || true
 event kill_a
-wait_until 5000 vip_on "$tag-b" || { echo "failover: the address did not move to B"; exit 1; }
+wait_until 5000 vip_on "$tag-b" || report "the address did not move to B within 5 s"
 event vip_b
 sleep 2
 
 event back_a
 start_slp a
 sleep 3
-vip_on "$tag-b" || { echo "failover: the address left B when A came back (nopreempt)"; exit 1; }
+vip_on "$tag-b" || report "the address left B when A came back (nopreempt)"
 
 event stop_b
 SLP_HA_DRAIN_FLAG="$tmp/b/draining" "$ha/slp-ha-drain"
 b_pid=$(cat "$tmp/b/slp.pid")
 kill -TERM "$b_pid"
-wait_until 15000 bash -c "! kill -0 $b_pid 2>/dev/null" || { echo "failover: B's slp did not exit"; exit 1; }
-wait_until 5000 vip_on "$tag-a" || { echo "failover: the address did not move to A"; exit 1; }
+wait_until 15000 bash -c "! kill -0 $b_pid 2>/dev/null" || report "B's slp did not exit"
+event b_exited
+# Bounded loosely: the move waits for B's next check after the exit, and a loaded machine
+# (CI runs this beside the sanitized suite) stretches that. The client retries refused
+# connects, so what matters is that no request fails; analyze.py prints the time it took.
+wait_until 15000 vip_on "$tag-a" || report "the address did not move to A within 15 s of B's exit"
 event vip_a
 sleep 2
 
@@ -155,7 +172,7 @@ event back_b
 SLP_HA_DRAIN_FLAG="$tmp/b/draining" "$ha/slp-ha-drain" --clear
 start_slp b
 sleep 3
-vip_on "$tag-a" || { echo "failover: the address left A when B came back (nopreempt)"; exit 1; }
+vip_on "$tag-a" || report "the address left A when B came back (nopreempt)"
 event end
 
 touch "$tmp/stop"
