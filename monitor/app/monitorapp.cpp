@@ -150,8 +150,7 @@ void MonitorApp::updateMenuRoutes(const StatusSnapshot &snapshot)
     }
     m_routeActions.clear();
     for (qsizetype i = 0; i < snapshot.routes.size(); ++i) {
-        auto *action =
-            new QAction(healthIcon(routeHealth(snapshot.routes[i])), texts[i], m_menu.get());
+        auto *action = new QAction(routeIcon(snapshot.routes[i]), texts[i], m_menu.get());
         connect(action, &QAction::triggered, this, &MonitorApp::showWindow);
         m_menu->insertAction(m_routesEnd, action);
         m_routeActions << action;

@@ -30,6 +30,10 @@ public:
     QVariant data(const QModelIndex &index, int role) const override
     {
         if (role == Qt::DecorationRole && index.column() == RouteTableModel::State) {
+            const QVariant condition =
+                QIdentityProxyModel::data(index, RouteTableModel::ConditionRole);
+            if (condition.isValid())
+                return routeConditionIcon(RouteCondition(condition.toInt()));
             const QVariant health = QIdentityProxyModel::data(index, RouteTableModel::HealthRole);
             if (health.isValid())
                 return healthIcon(Health(health.toInt()));

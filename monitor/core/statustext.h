@@ -13,8 +13,11 @@ namespace slp::monitor {
 // "alert: 1 ambiguous, 1 probe error" / "ok: 4 routes" / "alert: SLP unreachable (...)".
 QString headline(const StatusSnapshot &snapshot);
 
-// "ok", "ambiguous", "backend failing: 3 attempts in a row", "pending, backend failing: ..."
+// "ok", "ambiguous", "failing", "pending, stalled"; from an SLP that reports no route state,
+// "backend failing: 3 attempts in a row".
 QString routeStateText(const RouteStatus &route);
+// The condition's part of it: "failing", "slow", ...; empty when ok.
+QString routeConditionText(const RouteStatus &route);
 
 // "qwen3-8b → Qwen/Qwen3-8B: ambiguous"
 QString routeLine(const RouteStatus &route);
