@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "monitorwindow.h"
 
+#include "routedetails.h"
+#include "routedetailspane.h"
 #include "routetablemodel.h"
 #include "sparkline.h"
 #include "statusicons.h"
@@ -47,7 +49,8 @@ public:
 MonitorWindow::MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *parent)
     : QWidget(parent), m_routes(routes), m_standalone(standalone), m_icon(new QLabel(this)),
       m_headline(new QLabel(this)), m_pollInfo(new QLabel(this)), m_error(new QLabel(this)),
-      m_traffic(new QLabel(this)), m_sparkline(new Sparkline(this)), m_table(new QTableView(this))
+      m_traffic(new QLabel(this)), m_sparkline(new Sparkline(this)), m_table(new QTableView(this)),
+      m_details(new RouteDetailsPane(this))
 {
     setWindowTitle(QStringLiteral("SLP monitor"));
     setWindowIcon(healthIcon(Health::Ok));
@@ -74,6 +77,14 @@ MonitorWindow::MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setWordWrap(false);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    // The pane follows the selection; a double-click selects too, so either way works.
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            &MonitorWindow::updateDetails);
+    connect(m_table, &QTableView::doubleClicked, this, [this](const QModelIndex &index) {
+        m_table->selectRow(index.row());
+        updateDetails();
+    });
 
     auto *refresh = new QPushButton(QStringLiteral("Refresh"), this);
     auto *copy = new QPushButton(QStringLiteral("Copy mapping"), this);
@@ -102,8 +113,9 @@ MonitorWindow::MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *
     layout->addWidget(m_traffic);
     layout->addWidget(m_sparkline);
     layout->addWidget(m_table, 1);
+    layout->addWidget(m_details);
     layout->addLayout(buttons);
-    resize(1240, 400);
+    resize(1240, 560);
 }
 
 void MonitorWindow::showWaiting(const QUrl &url)
@@ -123,6 +135,7 @@ void MonitorWindow::showStatus(const StatusSnapshot &s)
     m_headline->setText(QStringLiteral("SLP %1 \u2014 %2").arg(s.baseUrl.toString(), headline(s)));
     m_traffic->setText(trafficHeadline(s));
     m_sparkline->setHistory(s.history);
+    updateDetails();
     m_pollInfo->setText(QStringLiteral("Last poll: %1")
                             .arg(s.polledAt.toLocalTime().toString(u"yyyy-MM-dd HH:mm:ss")));
     if (s.error.isEmpty()) {
@@ -132,6 +145,24 @@ void MonitorWindow::showStatus(const StatusSnapshot &s)
             s.reachable ? s.error : QStringLiteral("%1 (routes below as last seen)").arg(s.error));
         m_error->show();
     }
+}
+
+QString MonitorWindow::selectedRouteId() const
+{
+    const QModelIndexList rows = m_table->selectionModel()->selectedRows();
+    if (rows.isEmpty() || rows.first().row() >= m_routes->routes().size())
+        return {};
+    return m_routes->routes().at(rows.first().row()).entry.id;
+}
+
+void MonitorWindow::updateDetails()
+{
+    const QString id = routeToExplain(m_routes->routes(), selectedRouteId());
+    const RouteStatus *shown = nullptr;
+    for (const RouteStatus &r : m_routes->routes())
+        if (r.entry.id == id)
+            shown = &r;
+    m_details->showRoute(shown, QDateTime::currentDateTimeUtc());
 }
 
 void MonitorWindow::copyMapping()

@@ -11,12 +11,14 @@ class QTableView;
 
 namespace slp::monitor {
 
+class RouteDetailsPane;
 class RouteTableModel;
 class Sparkline;
 
 // The route table with the last poll's time and error, the traffic headline and the hour's
-// sparkline. In tray mode closing it only hides
-// it; without a tray it is the application and closing it quits.
+// sparkline, and under the table the details of the selected route (with none selected, of
+// the worst one). In tray mode closing it only hides it; without a tray it is the
+// application and closing it quits.
 class MonitorWindow : public QWidget
 {
     Q_OBJECT
@@ -37,6 +39,8 @@ protected:
 
 private:
     void copyMapping();
+    void updateDetails();
+    QString selectedRouteId() const;
 
     RouteTableModel *m_routes;
     bool m_standalone;
@@ -47,6 +51,7 @@ private:
     QLabel *m_traffic;
     Sparkline *m_sparkline;
     QTableView *m_table;
+    RouteDetailsPane *m_details;
 };
 
 } // namespace slp::monitor

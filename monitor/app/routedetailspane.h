@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "status.h"
+
+#include <QDateTime>
+#include <QGroupBox>
+
+class QLabel;
+class QPushButton;
+
+namespace slp::monitor {
+
+// Under the route table: why the chosen route is in its state, its last failure (sentence,
+// time, request id) and a button that copies the request id, to find the request in slp's
+// journal (`journalctl -u slp | grep ID`). The words come from routeDetails().
+class RouteDetailsPane : public QGroupBox
+{
+    Q_OBJECT
+
+public:
+    explicit RouteDetailsPane(QWidget *parent = nullptr);
+
+    // route null: nothing to explain (the pane says how to choose a route).
+    void showRoute(const RouteStatus *route, const QDateTime &now);
+    QString requestId() const { return m_requestId; }
+
+private:
+    void copyRequestId();
+
+    QLabel *m_title;
+    QLabel *m_explanation;
+    QLabel *m_failure;
+    QLabel *m_when;
+    QLabel *m_requestIdLabel;
+    QPushButton *m_copy;
+    QString m_requestId;
+};
+
+} // namespace slp::monitor
