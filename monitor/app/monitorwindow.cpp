@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "monitorwindow.h"
 
+#include "history.h"
 #include "routedetails.h"
 #include "routedetailspane.h"
 #include "routetablemodel.h"
@@ -49,8 +50,8 @@ public:
 MonitorWindow::MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *parent)
     : QWidget(parent), m_routes(routes), m_standalone(standalone), m_icon(new QLabel(this)),
       m_headline(new QLabel(this)), m_pollInfo(new QLabel(this)), m_error(new QLabel(this)),
-      m_traffic(new QLabel(this)), m_sparkline(new Sparkline(this)), m_table(new QTableView(this)),
-      m_details(new RouteDetailsPane(this))
+      m_traffic(new QLabel(this)), m_broken(new QLabel(this)), m_sparkline(new Sparkline(this)),
+      m_table(new QTableView(this)), m_details(new RouteDetailsPane(this))
 {
     setWindowTitle(QStringLiteral("SLP monitor"));
     setWindowIcon(healthIcon(Health::Ok));
@@ -60,11 +61,15 @@ MonitorWindow::MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *
     m_headline->setFont(bold);
     m_headline->setTextInteractionFlags(Qt::TextSelectableByMouse);
     // What SLP reports (names a backend chose, error text) is shown as it is, never as markup.
-    for (QLabel *label : {m_headline, m_pollInfo, m_error, m_traffic})
+    for (QLabel *label : {m_headline, m_pollInfo, m_error, m_traffic, m_broken})
         label->setTextFormat(Qt::PlainText);
     m_error->setStyleSheet(QStringLiteral("color: #c62828"));
     m_error->setWordWrap(true);
     m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_broken->setToolTip(QStringLiteral("Answers whose head reached the client and whose body "
+                                        "did not end cleanly (slp_responses_broken_total), over "
+                                        "every route"));
+    m_sparkline->setToolTip(QStringLiteral("Requests per poll over the last hour (red: failed)"));
 
     auto *proxy = new StateIconProxy(this);
     proxy->setSourceModel(m_routes);
@@ -111,6 +116,7 @@ MonitorWindow::MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *
     layout->addLayout(header);
     layout->addWidget(m_error);
     layout->addWidget(m_traffic);
+    layout->addWidget(m_broken);
     layout->addWidget(m_sparkline);
     layout->addWidget(m_table, 1);
     layout->addWidget(m_details);
@@ -124,7 +130,9 @@ void MonitorWindow::showWaiting(const QUrl &url)
     m_headline->setText(QStringLiteral("Polling SLP at %1\u2026").arg(url.toString()));
     m_pollInfo->clear();
     m_traffic->clear();
-    m_sparkline->setHistory({});
+    m_broken->clear();
+    m_history.clear();
+    m_sparkline->setSeries(requestSeries({}));
     m_error->hide();
 }
 
@@ -134,7 +142,10 @@ void MonitorWindow::showStatus(const StatusSnapshot &s)
     setWindowIcon(healthIcon(s.health));
     m_headline->setText(QStringLiteral("SLP %1 \u2014 %2").arg(s.baseUrl.toString(), headline(s)));
     m_traffic->setText(trafficHeadline(s));
-    m_sparkline->setHistory(s.history);
+    m_history = s.history;
+    m_sparkline->setSeries(requestSeries(s.history));
+    m_broken->setText(QStringLiteral("Broken responses, last hour: %1")
+                          .arg(brokenText(brokenByReason(s.history))));
     updateDetails();
     m_pollInfo->setText(QStringLiteral("Last poll: %1")
                             .arg(s.polledAt.toLocalTime().toString(u"yyyy-MM-dd HH:mm:ss")));
@@ -162,7 +173,7 @@ void MonitorWindow::updateDetails()
     for (const RouteStatus &r : m_routes->routes())
         if (r.entry.id == id)
             shown = &r;
-    m_details->showRoute(shown, QDateTime::currentDateTimeUtc());
+    m_details->showRoute(shown, QDateTime::currentDateTimeUtc(), m_history);
 }
 
 void MonitorWindow::copyMapping()

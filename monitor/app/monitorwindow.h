@@ -49,9 +49,11 @@ private:
     QLabel *m_pollInfo;
     QLabel *m_error;
     QLabel *m_traffic;
+    QLabel *m_broken;
     Sparkline *m_sparkline;
     QTableView *m_table;
     RouteDetailsPane *m_details;
+    QList<TrafficPoint> m_history; // the last snapshot's, for the details pane
 };
 
 } // namespace slp::monitor

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "status.h"
+#include "traffic.h"
 
 #include <QDateTime>
 #include <QGroupBox>
@@ -11,9 +12,12 @@ class QPushButton;
 
 namespace slp::monitor {
 
+class Sparkline;
+
 // Under the route table: why the chosen route is in its state, its last failure (sentence,
 // time, request id) and a button that copies the request id, to find the request in slp's
-// journal (`journalctl -u slp | grep ID`). The words come from routeDetails().
+// journal (`journalctl -u slp | grep ID`); its broken answers of the hour by reason and its
+// TTFB median per poll. The words come from routeDetails() and history.h.
 class RouteDetailsPane : public QGroupBox
 {
     Q_OBJECT
@@ -22,7 +26,8 @@ public:
     explicit RouteDetailsPane(QWidget *parent = nullptr);
 
     // route null: nothing to explain (the pane says how to choose a route).
-    void showRoute(const RouteStatus *route, const QDateTime &now);
+    void showRoute(const RouteStatus *route, const QDateTime &now,
+                   const QList<TrafficPoint> &history);
     QString requestId() const { return m_requestId; }
 
 private:
@@ -34,6 +39,8 @@ private:
     QLabel *m_when;
     QLabel *m_requestIdLabel;
     QPushButton *m_copy;
+    QLabel *m_broken;
+    Sparkline *m_ttfb;
     QString m_requestId;
 };
 

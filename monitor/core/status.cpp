@@ -171,7 +171,7 @@ struct MetricsByRoute
 
 void MetricsByRoute::take(const PromSample &sample)
 {
-    QString modelId, upstreamModel, code, le;
+    QString modelId, upstreamModel, code, le, reason;
     for (const auto &[key, value] : sample.labels)
         if (key == QLatin1String("model_id"))
             modelId = value;
@@ -181,6 +181,8 @@ void MetricsByRoute::take(const PromSample &sample)
             code = value;
         else if (key == QLatin1String("le"))
             le = value;
+        else if (key == QLatin1String("reason"))
+            reason = value;
     if (modelId.isEmpty())
         return;
     if (sample.name == QLatin1String("slp_requests_total")) {
@@ -193,6 +195,8 @@ void MetricsByRoute::take(const PromSample &sample)
         const double bound = le == QLatin1String("+Inf") ? qInf() : le.toDouble(&ok);
         if (ok || std::isinf(bound))
             counters[modelId].latency.append({bound, sample.value});
+    } else if (sample.name == QLatin1String("slp_responses_broken_total") && !reason.isEmpty()) {
+        counters[modelId].broken[reason] += sample.value;
     } else if (sample.name == QLatin1String("slp_upstream_consecutive_failures")) {
         failures[modelId] = int(sample.value);
     } else if (sample.name == QLatin1String("slp_route_inflight_requests")) {

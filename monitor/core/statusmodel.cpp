@@ -101,11 +101,14 @@ void StatusModel::measureTraffic(StatusSnapshot &snapshot)
         measured = measured || r.traffic.measured;
         point.requests += r.traffic.requests;
         point.failed += r.traffic.failed;
+        if (r.traffic.requests > 0 || r.traffic.ttfbP50 || !r.traffic.broken.isEmpty())
+            point.routes.insert(r.entry.id, r.traffic);
     }
     if (measured)
         m_history << point;
     const QDateTime horizon = snapshot.polledAt.addSecs(-kHistorySeconds);
-    while (!m_history.isEmpty() && m_history.first().at < horizon)
+    while (!m_history.isEmpty() &&
+           (m_history.first().at < horizon || m_history.size() > kMaxHistoryPoints))
         m_history.removeFirst();
     m_lastReachableAt = snapshot.polledAt;
 }

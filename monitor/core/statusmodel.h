@@ -58,8 +58,9 @@ struct StatusUpdate
 // icon and the route's line follow the gauge at every poll.
 //
 // Traffic: each route's counters are compared with the last poll that reached SLP, giving
-// the interval's requests per minute, failures and time-to-first-byte median, and the
-// requests of each interval are kept for an hour (the window's sparkline).
+// the interval's requests per minute, failures, time-to-first-byte median and broken answers
+// by reason; each interval is kept for an hour (history.h reads it for the window: the
+// sparklines and the broken answers of the hour).
 class StatusModel
 {
 public:
@@ -92,6 +93,9 @@ private:
 };
 
 inline constexpr qint64 kHistorySeconds = 3600;
+// The history's other bound: an hour of polls every 500 ms. A shorter interval keeps less
+// than an hour rather than more memory.
+inline constexpr qsizetype kMaxHistoryPoints = 7200;
 inline constexpr int kRecoveryPolls = 2;
 
 } // namespace slp::monitor
