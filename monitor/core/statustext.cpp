@@ -141,6 +141,25 @@ QString onceReport(const StatusSnapshot &s)
                      totalsText(r.counters).leftJustified(totalsWidth), r.upstreamName(),
                      r.entry.discovery);
     }
+    return out + failureReport(s);
+}
+
+QString failureReport(const StatusSnapshot &s)
+{
+    QString out;
+    for (const RouteStatus &r : s.routes) {
+        if (r.condition == RouteCondition::Ok)
+            continue;
+        if (out.isEmpty())
+            out = QStringLiteral("routes not ok:\n");
+        const std::optional<RouteFailure> &f = r.entry.lastFailure;
+        const QString failure =
+            !f ? QStringLiteral("no failure reported")
+               : QStringLiteral("last failure %1: %2 (request id %3)")
+                     .arg(f->at.toUTC().toString(u"yyyy-MM-dd'T'HH:mm:ss'Z'"), f->what,
+                          f->requestId.isEmpty() ? QStringLiteral("none") : f->requestId);
+        out += QStringLiteral("  %1: %2; %3\n").arg(r.entry.id, routeConditionText(r), failure);
+    }
     return out;
 }
 
