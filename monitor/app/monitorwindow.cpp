@@ -49,9 +49,10 @@ public:
 
 MonitorWindow::MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *parent)
     : QWidget(parent), m_routes(routes), m_standalone(standalone), m_icon(new QLabel(this)),
-      m_headline(new QLabel(this)), m_pollInfo(new QLabel(this)), m_error(new QLabel(this)),
-      m_traffic(new QLabel(this)), m_broken(new QLabel(this)), m_sparkline(new Sparkline(this)),
-      m_table(new QTableView(this)), m_details(new RouteDetailsPane(this))
+      m_headline(new QLabel(this)), m_unit(new QLabel(this)), m_pollInfo(new QLabel(this)),
+      m_error(new QLabel(this)), m_traffic(new QLabel(this)), m_broken(new QLabel(this)),
+      m_sparkline(new Sparkline(this)), m_table(new QTableView(this)),
+      m_details(new RouteDetailsPane(this))
 {
     setWindowTitle(QStringLiteral("SLP monitor"));
     setWindowIcon(healthIcon(Health::Ok));
@@ -61,11 +62,15 @@ MonitorWindow::MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *
     m_headline->setFont(bold);
     m_headline->setTextInteractionFlags(Qt::TextSelectableByMouse);
     // What SLP reports (names a backend chose, error text) is shown as it is, never as markup.
-    for (QLabel *label : {m_headline, m_pollInfo, m_error, m_traffic, m_broken})
+    for (QLabel *label : {m_headline, m_unit, m_pollInfo, m_error, m_traffic, m_broken})
         label->setTextFormat(Qt::PlainText);
     m_error->setStyleSheet(QStringLiteral("color: #c62828"));
     m_error->setWordWrap(true);
     m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_unit->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_unit->setToolTip(QStringLiteral("What systemd says of the unit (ActiveState, SubState and "
+                                      "slp's STATUS= line)"));
+    m_unit->hide();
     m_broken->setToolTip(QStringLiteral("Answers whose head reached the client and whose body "
                                         "did not end cleanly (slp_responses_broken_total), over "
                                         "every route"));
@@ -100,8 +105,11 @@ MonitorWindow::MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *
     connect(settings, &QPushButton::clicked, this, &MonitorWindow::settingsRequested);
 
     auto *header = new QHBoxLayout; // owned by the main layout
+    auto *titles = new QVBoxLayout;
+    titles->addWidget(m_headline);
+    titles->addWidget(m_unit);
     header->addWidget(m_icon);
-    header->addWidget(m_headline, 1);
+    header->addLayout(titles, 1);
     auto *buttons = new QHBoxLayout;
     buttons->addWidget(m_pollInfo, 1);
     buttons->addWidget(refresh);
@@ -156,6 +164,12 @@ void MonitorWindow::showStatus(const StatusSnapshot &s)
             s.reachable ? s.error : QStringLiteral("%1 (routes below as last seen)").arg(s.error));
         m_error->show();
     }
+}
+
+void MonitorWindow::showUnit(const std::optional<UnitStatus> &unit)
+{
+    m_unit->setVisible(unit.has_value());
+    m_unit->setText(unit ? unitHeaderText(*unit) : QString());
 }
 
 QString MonitorWindow::selectedRouteId() const

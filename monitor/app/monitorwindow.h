@@ -2,6 +2,9 @@
 #pragma once
 
 #include "status.h"
+#include "systemdunit.h"
+
+#include <optional>
 
 #include <QWidget>
 
@@ -28,6 +31,8 @@ public:
 
     void showStatus(const StatusSnapshot &snapshot);
     void showWaiting(const QUrl &url);
+    // systemd's word on slp.service (a local SLP); nullopt leaves it out of the header.
+    void showUnit(const std::optional<UnitStatus> &unit);
 
 signals:
     void refreshRequested();
@@ -46,6 +51,7 @@ private:
     bool m_standalone;
     QLabel *m_icon;
     QLabel *m_headline;
+    QLabel *m_unit;
     QLabel *m_pollInfo;
     QLabel *m_error;
     QLabel *m_traffic;
