@@ -129,7 +129,7 @@ MonitorWindow::MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *
     layout->addWidget(m_table, 1);
     layout->addWidget(m_details);
     layout->addLayout(buttons);
-    resize(1240, 560);
+    resize(1240, 660);
 }
 
 void MonitorWindow::showWaiting(const QUrl &url)
@@ -182,12 +182,14 @@ QString MonitorWindow::selectedRouteId() const
 
 void MonitorWindow::updateDetails()
 {
-    const QString id = routeToExplain(m_routes->routes(), selectedRouteId());
+    const QString selected = selectedRouteId();
+    const QString id = routeToExplain(m_routes->routes(), selected);
     const RouteStatus *shown = nullptr;
     for (const RouteStatus &r : m_routes->routes())
         if (r.entry.id == id)
             shown = &r;
-    m_details->showRoute(shown, QDateTime::currentDateTimeUtc(), m_history);
+    m_details->showRoute(shown, QDateTime::currentDateTimeUtc(), m_history,
+                         !selected.isEmpty() && selected == id);
 }
 
 void MonitorWindow::copyMapping()

@@ -55,8 +55,11 @@ RouteDetailsPane::RouteDetailsPane(QWidget *parent)
 }
 
 void RouteDetailsPane::showRoute(const RouteStatus *route, const QDateTime &now,
-                                 const QList<TrafficPoint> &history)
+                                 const QList<TrafficPoint> &history, bool selected)
 {
+    setTitle(route && !selected
+                 ? QStringLiteral("Route details: the worst route (select a row for another)")
+                 : QStringLiteral("Route details"));
     if (!route) {
         m_title->setText(QStringLiteral("Every route is ok"));
         m_explanation->setText(QStringLiteral("Select a route (or double-click it) to see its "

@@ -25,9 +25,10 @@ class RouteDetailsPane : public QGroupBox
 public:
     explicit RouteDetailsPane(QWidget *parent = nullptr);
 
-    // route null: nothing to explain (the pane says how to choose a route).
+    // route null: nothing to explain (the pane says how to choose a route). selected: the
+    // user chose it (else it is the worst route, and the title says so).
     void showRoute(const RouteStatus *route, const QDateTime &now,
-                   const QList<TrafficPoint> &history);
+                   const QList<TrafficPoint> &history, bool selected = true);
     QString requestId() const { return m_requestId; }
 
 private:
