@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Takes docs/monitor-tray.png: slp-monitor's tray menu, its window (traffic columns and the
-# sparkline) and the notifications, on a desktop of the script's own (Xvfb + tint2's tray +
-# dunst on a private D-Bus session), with the real slp in front of mock upstreams:
+# Takes docs/monitor-tray.png: slp-monitor's tray menu, its window (traffic columns, the
+# sparkline, the hour's broken answers, and the details pane explaining the failing route)
+# and the notifications, on a desktop of the script's own (Xvfb + tint2's tray + dunst on a
+# private D-Bus session), with the real slp in front of mock upstreams:
 #   qwen3-8b      discovered from mock A, ok, carrying traffic (and its -edited edition)
 #   llama-70b     discovered from mock B, which then starts serving two models: ambiguous
 #   mistral-small pinned, ok, carrying traffic with a few 503s from the backend
 #   gemma-27b     pointing at a closed port: pending with probe errors
-#   phi-4         pinned, pointing at a closed port: its requests fail, backend failing
+#   phi-4         pinned on mock C, carrying traffic until mock C goes away: its requests
+#                 are refused, SLP calls it failing, and the details pane explains why
+#   deepseek-r1   pinned on mock D with a 300ms stream_idle_timeout; three streams pause
+#                 mid-body: stalled, three broken answers (idle timeout)
 # Usage: scripts/monitor-screenshot.sh [OUTPUT.png]   (SLP_BUILD_DIR picks the build tree)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -42,7 +46,7 @@ wait_for() { # file, pattern: up to 10 s
 }
 
 # The desktop. -noreset keeps the root property tint2 needs once the last client leaves.
-Xvfb -displayfd 5 -screen 0 1700x720x24 -noreset -nolisten tcp 5>"$work/display" 2>"$work/xvfb.log" &
+Xvfb -displayfd 5 -screen 0 1700x1000x24 -noreset -nolisten tcp 5>"$work/display" 2>"$work/xvfb.log" &
 pids+=($!)
 wait_for "$work/display" '[0-9]'
 export DISPLAY=":$(head -n1 "$work/display")"
@@ -74,6 +78,8 @@ cat >"$work/dunstrc" <<'EOF'
     width = 420
     offset = 12x12
     frame_width = 2
+[urgency_normal]
+    timeout = 0
 [urgency_critical]
     background = "#37474f"
     foreground = "#ffffff"
@@ -99,6 +105,11 @@ start_mock a Qwen/Qwen3-8B-AWQ
 port_a="$mock_port"
 start_mock b meta-llama/Llama-3.3-70B-Instruct
 port_b="$mock_port"
+start_mock c microsoft/phi-4
+port_c="$mock_port"
+pid_c="${pids[-1]}"
+start_mock d deepseek-ai/DeepSeek-R1-Distill-Qwen-7B
+port_d="$mock_port"
 
 cat >"$work/slp.yaml" <<EOF
 listen: "127.0.0.1:0"
@@ -120,8 +131,12 @@ backends:
   - name: gemma-27b
     url: http://127.0.0.1:9
   - name: phi-4
-    url: http://127.0.0.1:9
+    url: http://127.0.0.1:$port_c
     model: microsoft/phi-4
+  - name: deepseek-r1
+    url: http://127.0.0.1:$port_d
+    model: deepseek-ai/DeepSeek-R1-Distill-Qwen-7B
+    stream_idle_timeout: 300ms
 editions:
   - suffix: -edited
     url: http://127.0.0.1:$port_a
@@ -153,6 +168,7 @@ traffic() { # until the script ends
         round=$((round + 1))
         for _ in $(seq $((2 + round % 5))); do post qwen3-8b; done
         post mistral-small
+        post phi-4
         if [ $((round % 4)) -eq 0 ]; then post mistral-small 'X-Mock-Status: 503'; fi
         sleep 0.25
     done
@@ -160,8 +176,17 @@ traffic() { # until the script ends
 traffic &
 pids+=($!)
 sleep 10
-# phi-4's backend is down: three refused attempts, "backend failing" and its notification.
-for _ in 1 2 3; do post phi-4; done
+# deepseek-r1's streams pause mid-body past its stream_idle_timeout: stalled.
+for _ in 1 2 3; do
+    curl -s -o /dev/null -X POST -H 'Content-Type: application/json' \
+        -H 'X-Mock-Pause-After: 2' -H 'X-Mock-Pause-Ms: 3000' \
+        -d '{"model":"deepseek-r1","stream":true,"messages":[]}' \
+        "$slp_url/v1/chat/completions" || true
+done
+wait_for "$work/monitor.log" 'notification: SLP: route deepseek-r1 stalled'
+
+# phi-4's backend goes away: the traffic's requests are refused, SLP calls it failing.
+kill "$pid_c"
 wait_for "$work/monitor.log" 'notification: SLP: backend of phi-4 failing'
 
 # Mock B starts serving two models: llama-70b turns ambiguous, the notification pops up.
@@ -172,7 +197,7 @@ wait_for "$work/monitor.log" 'notification: SLP: route llama-70b is ambiguous'
 
 # The tray icon is tint2's first (only) one: left click opens the window, right click the menu.
 tray_x=20
-tray_y=$((720 - 16))
+tray_y=$((1000 - 16))
 xdotool mousemove "$tray_x" "$tray_y" click 1
 sleep 1
 xdotool mousemove "$tray_x" "$tray_y" click 3

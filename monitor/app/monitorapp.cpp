@@ -10,6 +10,8 @@
 #include "statusicons.h"
 #include "statuspoller.h"
 #include "statustext.h"
+#include "systemdunit.h"
+#include "systemdunitreader.h"
 
 #include <QAction>
 #include <QApplication>
@@ -115,6 +117,7 @@ void MonitorApp::onPollFinished(const PollResult &result)
     m_routes->setRoutes(update.snapshot.routes);
     m_window->showStatus(update.snapshot);
     updateTray(update.snapshot);
+    readUnit();
 
     if (!m_settings.notifications)
         return;
@@ -150,12 +153,32 @@ void MonitorApp::updateMenuRoutes(const StatusSnapshot &snapshot)
     }
     m_routeActions.clear();
     for (qsizetype i = 0; i < snapshot.routes.size(); ++i) {
-        auto *action =
-            new QAction(healthIcon(routeHealth(snapshot.routes[i])), texts[i], m_menu.get());
+        auto *action = new QAction(routeIcon(snapshot.routes[i]), texts[i], m_menu.get());
         connect(action, &QAction::triggered, this, &MonitorApp::showWindow);
         m_menu->insertAction(m_routesEnd, action);
         m_routeActions << action;
     }
+}
+
+void MonitorApp::readUnit()
+{
+    if (!isLocalUrl(m_settings.url)) {
+        m_window->showUnit(std::nullopt);
+        return;
+    }
+    if (!m_unitReader) {
+        m_unitReader = new SystemdUnitReader(QDBusConnection::systemBus(), kSlpUnit, this);
+        connect(
+            m_unitReader, &SystemdUnitReader::statusRead, this,
+            [this](const UnitStatus &status) {
+                // A read begun before the URL moved to another machine says nothing of it.
+                if (isLocalUrl(m_settings.url))
+                    m_window->showUnit(status);
+            });
+        connect(m_unitReader, &SystemdUnitReader::unavailable, this,
+                [this] { m_window->showUnit(std::nullopt); });
+    }
+    m_unitReader->refresh();
 }
 
 void MonitorApp::showWindow()

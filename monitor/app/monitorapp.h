@@ -19,6 +19,7 @@ class DesktopNotifier;
 class MonitorWindow;
 class RouteTableModel;
 class StatusPoller;
+class SystemdUnitReader;
 
 // The widgets layer's conductor: poller -> state model -> tray, window and notifications.
 // Holds no rules of its own: states come from StatusModel, notices from noticesFor().
@@ -43,11 +44,14 @@ private:
     void updateMenuRoutes(const StatusSnapshot &snapshot);
     void showWindow();
     void openSettings();
+    void readUnit();
 
     MonitorSettings m_settings;
     StatusPoller *m_poller;      // child
     RouteTableModel *m_routes;   // child
     DesktopNotifier *m_notifier; // child
+    // child; made on the first poll of a local SLP, so a remote one never touches the bus
+    SystemdUnitReader *m_unitReader = nullptr;
     StatusModel m_model;
     QSystemTrayIcon *m_tray = nullptr; // child; null without a system tray
     std::unique_ptr<QMenu> m_menu;     // QMenu wants a widget parent; owned here instead

@@ -81,6 +81,36 @@ void paintAlert(QPainter &p)
     p.drawLine(QPointF(43, 21), QPointF(21, 43));
 }
 
+void paintSlow(QPainter &p)
+{
+    p.setPen(strokePen("#8d6e00", 2));
+    p.setBrush(QColor(QLatin1String("#f9a825")));
+    p.drawEllipse(QPointF(32, 32), 28, 28);
+    p.setPen(strokePen("#212121", 6));
+    p.drawPolyline(QPolygonF{QPointF(32, 14), QPointF(32, 32), QPointF(45, 40)});
+}
+
+void paintStalled(QPainter &p)
+{
+    p.setPen(strokePen("#8d6e00", 2));
+    p.setBrush(QColor(QLatin1String("#f9a825")));
+    p.drawRoundedRect(QRectF(5, 5, 54, 54), 10, 10);
+    p.setPen(Qt::NoPen);
+    p.setBrush(QColor(QLatin1String("#212121")));
+    p.drawRoundedRect(QRectF(20, 17, 8, 30), 2, 2);
+    p.drawRoundedRect(QRectF(36, 17, 8, 30), 2, 2);
+}
+
+void paintFailing(QPainter &p)
+{
+    p.setPen(strokePen("#8c2f00", 2));
+    p.setBrush(QColor(QLatin1String("#e65100")));
+    p.drawEllipse(QPointF(32, 32), 28, 28);
+    p.setPen(Qt::NoPen);
+    p.setBrush(QColor(QLatin1String("#ffffff")));
+    p.drawRoundedRect(QRectF(14, 27, 36, 10), 3, 3);
+}
+
 void paintWaiting(QPainter &p)
 {
     p.setPen(strokePen("#757575", 6));
@@ -110,6 +140,30 @@ QIcon healthIcon(Health health)
 QIcon routeStateIcon(RouteState state)
 {
     return healthIcon(healthOf(state));
+}
+
+QIcon routeConditionIcon(RouteCondition condition)
+{
+    static const QIcon slow = paintIcon(paintSlow);
+    static const QIcon stalled = paintIcon(paintStalled);
+    static const QIcon failing = paintIcon(paintFailing);
+    switch (condition) {
+    case RouteCondition::Ok:
+        return healthIcon(Health::Ok);
+    case RouteCondition::Slow:
+        return slow;
+    case RouteCondition::Stalled:
+        return stalled;
+    case RouteCondition::Failing:
+        return failing;
+    }
+    return failing;
+}
+
+QIcon routeIcon(const RouteStatus &route)
+{
+    const std::optional<RouteCondition> shown = shownCondition(route);
+    return shown ? routeConditionIcon(*shown) : healthIcon(routeHealth(route));
 }
 
 QIcon waitingIcon()

@@ -14,6 +14,11 @@ namespace slp::monitor {
 // apart without colour.
 QIcon healthIcon(Health health);
 QIcon routeStateIcon(RouteState state);
+// The route conditions, in the same geometry: slow a clock face, stalled a pause sign (answers
+// start, then stop), failing a no-entry sign (the backend refuses or resets). Ok is the ok icon.
+QIcon routeConditionIcon(RouteCondition condition);
+// A route's icon: its shownCondition()'s, else its health's.
+QIcon routeIcon(const RouteStatus &route);
 // Before the first poll: a grey ring, so the tray never claims "ok" it has not seen.
 QIcon waitingIcon();
 

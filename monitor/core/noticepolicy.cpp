@@ -20,7 +20,7 @@ namespace {
 // The transitions one update holds, sorted by the notice each becomes.
 struct Sorted
 {
-    QList<const Transition *> ambiguous, recovered, failing, answering;
+    QList<const Transition *> ambiguous, recovered, failing, stalled, answering;
 };
 
 Notice reachability(const Transition &t, const StatusUpdate &update)
@@ -61,34 +61,24 @@ Notice grouped(Notice::Kind kind, const QList<const Transition *> &list, const Q
 
 } // namespace
 
-QList<Notice> noticesFor(const StatusUpdate &update)
+namespace {
+
+// "phi-4 → microsoft/phi-4: connection refused (request id slpq...)"; from an older SLP,
+// "...: 3 attempts in a row".
+QString troubleLine(const Transition &t)
+{
+    if (!t.conditionReported)
+        return QStringLiteral("%1: %2 attempt%3 in a row")
+            .arg(routeLine(t))
+            .arg(t.failures)
+            .arg(t.failures == 1 ? "" : "s");
+    return QStringLiteral("%1: %2").arg(routeLine(t), failureText(t));
+}
+
+// The notices of a poll's route transitions, one per kind.
+QList<Notice> routeNotices(const Sorted &sorted)
 {
     QList<Notice> notices;
-    Sorted sorted;
-    for (const Transition &t : update.transitions) {
-        switch (t.kind) {
-        case Transition::Kind::Unreachable:
-        case Transition::Kind::Reachable:
-            notices << reachability(t, update);
-            break;
-        case Transition::Kind::BecameAmbiguous:
-            sorted.ambiguous << &t;
-            break;
-        case Transition::Kind::Recovered:
-            sorted.recovered << &t;
-            break;
-        case Transition::Kind::StartedFailing:
-            sorted.failing << &t;
-            break;
-        case Transition::Kind::StoppedFailing:
-            sorted.answering << &t;
-            break;
-        case Transition::Kind::StateChanged:
-        case Transition::Kind::RouteAdded:
-        case Transition::Kind::RouteRemoved:
-            break;
-        }
-    }
     if (!sorted.ambiguous.isEmpty()) {
         Notice n = grouped(Notice::Kind::Ambiguous, sorted.ambiguous,
                            QStringLiteral("SLP: route %1 is ambiguous"),
@@ -112,18 +102,59 @@ QList<Notice> noticesFor(const StatusUpdate &update)
                            QStringLiteral("SLP: %1 backends failing"),
                            QStringLiteral("SLP's requests to the backend fail (refused, reset or "
                                           "timed out; clients get 502):\n"),
-                           [](const Transition &t) {
-                               return QStringLiteral("%1: %2 attempt%3 in a row")
-                                   .arg(routeLine(t))
-                                   .arg(t.failures)
-                                   .arg(t.failures == 1 ? "" : "s");
-                           });
+                           troubleLine);
+    if (!sorted.stalled.isEmpty())
+        notices << grouped(Notice::Kind::Stalled, sorted.stalled,
+                           QStringLiteral("SLP: route %1 stalled"),
+                           QStringLiteral("SLP: %1 routes stalled"),
+                           QStringLiteral("Answers start, then break off mid-body (clients get "
+                                          "them cut short):\n"),
+                           troubleLine);
     if (!sorted.answering.isEmpty())
         notices << grouped(Notice::Kind::BackendRecovered, sorted.answering,
                            QStringLiteral("SLP: backend of %1 answers again"),
                            QStringLiteral("SLP: %1 backends answer again"),
-                           QStringLiteral("The backend answered SLP again:\n"), routeLine);
+                           QStringLiteral("Back to ok:\n"), [](const Transition &t) {
+                               return QStringLiteral("%1 (was %2)")
+                                   .arg(routeLine(t), routeConditionName(t.condition));
+                           });
     return notices;
+}
+
+} // namespace
+
+QList<Notice> noticesFor(const StatusUpdate &update)
+{
+    QList<Notice> notices;
+    Sorted sorted;
+    for (const Transition &t : update.transitions) {
+        switch (t.kind) {
+        case Transition::Kind::Unreachable:
+        case Transition::Kind::Reachable:
+            notices << reachability(t, update);
+            break;
+        case Transition::Kind::BecameAmbiguous:
+            sorted.ambiguous << &t;
+            break;
+        case Transition::Kind::Recovered:
+            sorted.recovered << &t;
+            break;
+        case Transition::Kind::StartedFailing:
+            sorted.failing << &t;
+            break;
+        case Transition::Kind::StartedStalling:
+            sorted.stalled << &t;
+            break;
+        case Transition::Kind::StoppedFailing:
+            sorted.answering << &t;
+            break;
+        case Transition::Kind::StateChanged:
+        case Transition::Kind::RouteAdded:
+        case Transition::Kind::RouteRemoved:
+            break;
+        }
+    }
+    return notices << routeNotices(sorted);
 }
 
 } // namespace slp::monitor

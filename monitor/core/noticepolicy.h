@@ -18,8 +18,9 @@ struct Notice
         Recovered,
         Unreachable,
         Reachable,
-        Failing,         // backends started failing SLP's attempts
-        BackendRecovered // ... and answer again
+        Failing,          // routes started failing
+        BackendRecovered, // failing or stalled routes are ok again
+        Stalled,          // routes' answers started breaking off mid-body
     };
     enum class Urgency
     {
@@ -36,8 +37,10 @@ struct Notice
 // The notifier's policy (pure): which transitions are worth a desktop notification, grouped
 // so one poll yields at most one notice per kind. An edition that follows an ambiguous
 // backend turns ambiguous in the same poll as its backend; that is one event for the user,
-// not two popups. Likewise a backend that starts failing (and one that answers again): one
-// notice per poll for all such routes; one found failing at start-up is not news.
+// not two popups. Likewise routes that start failing, routes that stall, and routes ok again
+// after either: one notice per kind and poll for all such routes, with each route's last
+// failure and its request id; one found failing or stalled at start-up is not news, and no
+// notice repeats while the state holds (StatusModel's episodes).
 // Everything else (pending -> ok, reloads) only shows in the icon and table.
 QList<Notice> noticesFor(const StatusUpdate &update);
 

@@ -5,6 +5,36 @@
 
 namespace slp::monitor {
 
+namespace {
+
+QString conditionToolTip(const RouteStatus &r)
+{
+    QString why;
+    switch (r.condition) {
+    case RouteCondition::Ok:
+        return {};
+    case RouteCondition::Slow:
+        why = QStringLiteral("The last response heads each took over half the route's timeout");
+        break;
+    case RouteCondition::Stalled:
+        why = QStringLiteral("The last responses that started were cut mid-body");
+        break;
+    case RouteCondition::Failing:
+        why = r.conditionReported
+                  ? QStringLiteral("The last attempts to the backend failed before a response "
+                                   "head (refused, reset, timed out)")
+                  : QStringLiteral("SLP's last %1 attempt(s) to the backend failed (refused, "
+                                   "reset, timed out); any answer clears it")
+                        .arg(r.consecutiveFailures);
+        break;
+    }
+    if (r.entry.lastFailure)
+        why += QStringLiteral("\nLast failure: %1").arg(r.entry.lastFailure->what);
+    return why;
+}
+
+} // namespace
+
 RouteTableModel::RouteTableModel(QObject *parent) : QAbstractTableModel(parent)
 {}
 
@@ -47,6 +77,10 @@ QVariant RouteTableModel::data(const QModelIndex &index, int role) const
         return int(r.state);
     if (role == HealthRole)
         return int(routeHealth(r));
+    if (role == ConditionRole) {
+        const std::optional<RouteCondition> shown = shownCondition(r);
+        return shown ? QVariant(int(*shown)) : QVariant();
+    }
     if (role == Qt::TextAlignmentRole && index.column() >= PerMinute &&
         index.column() <= TimeToFirstByte)
         return int(Qt::AlignRight | Qt::AlignVCenter);
@@ -56,10 +90,8 @@ QVariant RouteTableModel::data(const QModelIndex &index, int role) const
         if (index.column() == State && r.state == RouteState::Ambiguous)
             return QStringLiteral("The backend serves zero or several models; SLP keeps the "
                                   "last known name");
-        if (index.column() == State && r.failing())
-            return QStringLiteral("SLP's last %1 attempt(s) to the backend failed (refused, "
-                                  "reset, timed out); any answer clears it")
-                .arg(r.consecutiveFailures);
+        if (index.column() == State && r.condition != RouteCondition::Ok)
+            return conditionToolTip(r);
         if (index.column() >= PerMinute && index.column() <= TimeToFirstByte)
             return QStringLiteral("Since SLP started: %1").arg(totalsText(r.counters));
         return {};

@@ -10,7 +10,8 @@ namespace slp::monitor {
 
 // The window's route table: one row per route, the debug catalog's fields and the traffic of
 // the last poll interval as columns.
-// Qt Core only (the state icon is added by the widgets layer through StateRole).
+// Qt Core only (the state icon is added by the widgets layer through HealthRole and
+// ConditionRole).
 class RouteTableModel : public QAbstractTableModel
 {
     Q_OBJECT
@@ -34,6 +35,8 @@ public:
     };
     static constexpr int StateRole = Qt::UserRole + 1;  // RouteState as int
     static constexpr int HealthRole = Qt::UserRole + 2; // routeHealth() as int
+    // shownCondition() as int; invalid when the health icon is the one to show.
+    static constexpr int ConditionRole = Qt::UserRole + 3;
 
     explicit RouteTableModel(QObject *parent = nullptr);
 

@@ -53,9 +53,41 @@ Health healthOf(RouteState state)
     return Health::Alert;
 }
 
+QString routeConditionName(RouteCondition condition)
+{
+    switch (condition) {
+    case RouteCondition::Ok:
+        return QStringLiteral("ok");
+    case RouteCondition::Slow:
+        return QStringLiteral("slow");
+    case RouteCondition::Stalled:
+        return QStringLiteral("stalled");
+    case RouteCondition::Failing:
+        return QStringLiteral("failing");
+    }
+    return {};
+}
+
+std::optional<RouteCondition> routeConditionFrom(const QString &name)
+{
+    for (const RouteCondition c : {RouteCondition::Ok, RouteCondition::Slow,
+                                   RouteCondition::Stalled, RouteCondition::Failing})
+        if (name == routeConditionName(c))
+            return c;
+    return std::nullopt;
+}
+
 Health routeHealth(const RouteStatus &route)
 {
-    return std::max(healthOf(route.state), route.failing() ? Health::Attention : Health::Ok);
+    return std::max(healthOf(route.state),
+                    route.condition != RouteCondition::Ok ? Health::Attention : Health::Ok);
+}
+
+std::optional<RouteCondition> shownCondition(const RouteStatus &route)
+{
+    if (route.condition == RouteCondition::Ok || healthOf(route.state) == Health::Alert)
+        return std::nullopt;
+    return route.condition;
 }
 
 QString RouteStatus::upstreamName() const
@@ -63,13 +95,26 @@ QString RouteStatus::upstreamName() const
     return entry.upstreamModel.isEmpty() ? QStringLiteral("(unknown)") : entry.upstreamModel;
 }
 
+namespace {
+
+bool sameFailure(const std::optional<RouteFailure> &a, const std::optional<RouteFailure> &b)
+{
+    if (!a || !b)
+        return a.has_value() == b.has_value();
+    return a->at == b->at && a->what == b->what && a->requestId == b->requestId;
+}
+
+} // namespace
+
 bool RouteStatus::operator==(const RouteStatus &other) const
 {
     const CatalogEntry &a = entry;
     const CatalogEntry &b = other.entry;
     return a.id == b.id && a.upstreamModel == b.upstreamModel && a.discovery == b.discovery &&
            a.lastProbe == b.lastProbe && a.lastProbeAt == b.lastProbeAt && a.timeout == b.timeout &&
-           a.retry == b.retry && a.aggregate == b.aggregate &&
+           a.retry == b.retry && a.aggregate == b.aggregate && a.state == b.state &&
+           sameFailure(a.lastFailure, b.lastFailure) && condition == other.condition &&
+           conditionReported == other.conditionReported &&
            ambiguousMetric == other.ambiguousMetric && state == other.state &&
            counters == other.counters && consecutiveFailures == other.consecutiveFailures &&
            inflight == other.inflight && traffic == other.traffic;
@@ -79,6 +124,15 @@ int StatusSnapshot::failingCount() const
 {
     return int(std::count_if(
         routes.cbegin(), routes.cend(), [](const RouteStatus &r) { return r.failing(); }));
+}
+
+int StatusSnapshot::count(RouteCondition condition, bool reported) const
+{
+    return int(std::count_if(
+        routes.cbegin(), routes.cend(),
+        [&](const RouteStatus &r) {
+            return r.condition == condition && r.conditionReported == reported;
+        }));
 }
 
 int StatusSnapshot::count(RouteState state) const
@@ -117,7 +171,7 @@ struct MetricsByRoute
 
 void MetricsByRoute::take(const PromSample &sample)
 {
-    QString modelId, upstreamModel, code, le;
+    QString modelId, upstreamModel, code, le, reason;
     for (const auto &[key, value] : sample.labels)
         if (key == QLatin1String("model_id"))
             modelId = value;
@@ -127,6 +181,8 @@ void MetricsByRoute::take(const PromSample &sample)
             code = value;
         else if (key == QLatin1String("le"))
             le = value;
+        else if (key == QLatin1String("reason"))
+            reason = value;
     if (modelId.isEmpty())
         return;
     if (sample.name == QLatin1String("slp_requests_total")) {
@@ -139,6 +195,8 @@ void MetricsByRoute::take(const PromSample &sample)
         const double bound = le == QLatin1String("+Inf") ? qInf() : le.toDouble(&ok);
         if (ok || std::isinf(bound))
             counters[modelId].latency.append({bound, sample.value});
+    } else if (sample.name == QLatin1String("slp_responses_broken_total") && !reason.isEmpty()) {
+        counters[modelId].broken[reason] += sample.value;
     } else if (sample.name == QLatin1String("slp_upstream_consecutive_failures")) {
         failures[modelId] = int(sample.value);
     } else if (sample.name == QLatin1String("slp_route_inflight_requests")) {
@@ -165,6 +223,17 @@ RouteStatus routeOf(const CatalogEntry &entry, const MetricsByRoute &m)
     std::sort(route.counters.latency.begin(), route.counters.latency.end());
     route.consecutiveFailures = m.failures.value(entry.id, 0);
     route.inflight = m.inflight.value(entry.id, 0);
+    // What SLP says of a failure is shown as text; the request id came from a client.
+    if (route.entry.lastFailure) {
+        route.entry.lastFailure->what = displayText(route.entry.lastFailure->what);
+        route.entry.lastFailure->requestId = displayText(route.entry.lastFailure->requestId);
+    }
+    if (const auto condition = routeConditionFrom(entry.state)) {
+        route.condition = *condition;
+        route.conditionReported = true;
+    } else if (route.consecutiveFailures >= 1) {
+        route.condition = RouteCondition::Failing; // an SLP too old to say
+    }
     return route;
 }
 

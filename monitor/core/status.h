@@ -11,6 +11,8 @@
 #include <QString>
 #include <QUrl>
 
+#include <optional>
+
 namespace slp::monitor {
 
 // What the icon shows. Ordered by severity so the worst route wins with std::max.
@@ -32,9 +34,22 @@ enum class RouteState
     Ambiguous
 };
 
+// The route's passive state: SLP's own reading of its outcomes (the catalog's `state`,
+// docs/METRICS.md "Route state"), apart from discovery. Worst last.
+enum class RouteCondition
+{
+    Ok,
+    Slow,    // the last response heads each took over half the route's timeout
+    Stalled, // the last responses that started were cut mid-body
+    Failing  // the last attempts failed before a response head
+};
+
 QString healthName(Health health);        // ok | attention | alert
 QString routeStateName(RouteState state); // ok | pending | probe error | ambiguous
 Health healthOf(RouteState state);
+QString routeConditionName(RouteCondition condition); // ok | slow | stalled | failing
+// The catalog's word; nullopt for an empty or unknown one.
+std::optional<RouteCondition> routeConditionFrom(const QString &name);
 
 // What the connector delivers for one poll: the raw bodies or why each request failed.
 // Nothing is interpreted here, so the state model can be tested on recorded text alone.
@@ -59,15 +74,22 @@ struct RouteStatus
     int consecutiveFailures = 0; // slp_upstream_consecutive_failures
     double inflight = 0;         // slp_route_inflight_requests
     RouteTraffic traffic;        // since the previous poll; filled by StatusModel
+    // The catalog's `state` when SLP reports one (conditionReported). From an SLP too old to
+    // report it: failing while the failure gauge is >= 1, else ok.
+    RouteCondition condition = RouteCondition::Ok;
+    bool conditionReported = false;
 
     // The backend failed SLP's last attempt(s): attention, whatever the discovery state.
-    bool failing() const { return consecutiveFailures >= 1; }
+    bool failing() const { return condition == RouteCondition::Failing; }
     QString upstreamName() const; // the upstream model, or "(unknown)"
     bool operator==(const RouteStatus &other) const;
 };
 
-// The route's icon: its state's health, at least attention while its backend fails.
+// The route's icon: its state's health, at least attention while its condition is not ok.
 Health routeHealth(const RouteStatus &route);
+// The condition the route's state cell shows an icon for (slow, stalled, failing); nullopt
+// where the health icon says more (an ambiguous route) or all is ok.
+std::optional<RouteCondition> shownCondition(const RouteStatus &route);
 
 struct StatusSnapshot
 {
@@ -84,6 +106,9 @@ struct StatusSnapshot
     QList<TrafficPoint> history;
 
     int count(RouteState state) const;
+    // Routes in `condition`; reported: only those whose SLP reported it (false: only those
+    // read from the failure gauge of an older SLP).
+    int count(RouteCondition condition, bool reported) const;
     int failingCount() const;
 };
 

@@ -5,6 +5,15 @@
 
 namespace slp::monitor {
 
+QString failureText(const Transition &t)
+{
+    if (t.what.isEmpty())
+        return QStringLiteral("no failure reported");
+    if (t.requestId.isEmpty())
+        return t.what;
+    return QStringLiteral("%1 (request id %2)").arg(t.what, t.requestId);
+}
+
 QString describe(const Transition &t)
 {
     const QString startup = t.atStartup ? QStringLiteral(" (at start-up)") : QString();
@@ -27,11 +36,16 @@ QString describe(const Transition &t)
     case Transition::Kind::RouteRemoved:
         return QStringLiteral("route %1 removed").arg(t.routeId);
     case Transition::Kind::StartedFailing:
-        return QStringLiteral("route %1: backend failing: %2 attempts in a row")
-            .arg(t.routeId)
-            .arg(t.failures);
+        if (!t.conditionReported)
+            return QStringLiteral("route %1: backend failing: %2 attempts in a row")
+                .arg(t.routeId)
+                .arg(t.failures);
+        return QStringLiteral("route %1: failing: %2").arg(t.routeId, failureText(t));
+    case Transition::Kind::StartedStalling:
+        return QStringLiteral("route %1: stalled: %2").arg(t.routeId, failureText(t));
     case Transition::Kind::StoppedFailing:
-        return QStringLiteral("route %1: backend answers again").arg(t.routeId);
+        return QStringLiteral("route %1: backend answers again (was %2)")
+            .arg(t.routeId, routeConditionName(t.condition));
     }
     return {};
 }
@@ -62,18 +76,30 @@ QList<Transition> StatusModel::failureTransitions(const QList<RouteStatus> &rout
         t.upstreamModel = r.entry.upstreamModel;
         t.from = t.to = r.state;
         t.failures = r.consecutiveFailures;
-        if (r.failing()) {
+        t.conditionReported = r.conditionReported;
+        if (r.entry.lastFailure) {
+            t.what = r.entry.lastFailure->what;
+            t.requestId = r.entry.lastFailure->requestId;
+        }
+        const bool trouble =
+            r.condition == RouteCondition::Failing || r.condition == RouteCondition::Stalled;
+        if (trouble) {
             episode.healthyPolls = 0;
-            if (!episode.active) {
+            if (!episode.active || episode.trouble != r.condition) {
                 episode.active = true;
-                if (!startup) {
-                    t.kind = Transition::Kind::StartedFailing;
+                episode.trouble = r.condition;
+                t.kind = r.condition == RouteCondition::Failing ? Transition::Kind::StartedFailing
+                                                                : Transition::Kind::StartedStalling;
+                t.condition = r.condition;
+                if (!startup)
                     out << t;
-                }
             }
+        } else if (r.condition == RouteCondition::Slow) {
+            episode.healthyPolls = 0; // not ok yet, and not news
         } else if (episode.active && ++episode.healthyPolls >= kRecoveryPolls) {
-            episode = FailureEpisode{};
             t.kind = Transition::Kind::StoppedFailing;
+            t.condition = episode.trouble;
+            episode = FailureEpisode{};
             out << t;
         }
         next.insert(r.entry.id, episode);
@@ -101,11 +127,14 @@ void StatusModel::measureTraffic(StatusSnapshot &snapshot)
         measured = measured || r.traffic.measured;
         point.requests += r.traffic.requests;
         point.failed += r.traffic.failed;
+        if (r.traffic.requests > 0 || r.traffic.ttfbP50 || !r.traffic.broken.isEmpty())
+            point.routes.insert(r.entry.id, r.traffic);
     }
     if (measured)
         m_history << point;
     const QDateTime horizon = snapshot.polledAt.addSecs(-kHistorySeconds);
-    while (!m_history.isEmpty() && m_history.first().at < horizon)
+    while (!m_history.isEmpty() &&
+           (m_history.first().at < horizon || m_history.size() > kMaxHistoryPoints))
         m_history.removeFirst();
     m_lastReachableAt = snapshot.polledAt;
 }

@@ -22,15 +22,18 @@ QString headline(const StatusSnapshot &s)
     if (!s.reachable)
         return QStringLiteral("alert: SLP unreachable (%1)").arg(s.error);
     QStringList parts;
-    const auto add = [&](RouteState state) {
-        if (const int n = s.count(state))
-            parts << QStringLiteral("%1 %2").arg(n).arg(routeStateName(state));
+    const auto add = [&](int n, const QString &what) {
+        if (n > 0)
+            parts << QStringLiteral("%1 %2").arg(n).arg(what);
     };
-    add(RouteState::Ambiguous);
-    if (const int n = s.failingCount())
+    add(s.count(RouteState::Ambiguous), routeStateName(RouteState::Ambiguous));
+    for (const RouteCondition c : {RouteCondition::Failing, RouteCondition::Stalled})
+        add(s.count(c, true), routeConditionName(c));
+    if (const int n = s.count(RouteCondition::Failing, false))
         parts << QStringLiteral("%1 backend%2 failing").arg(n).arg(n == 1 ? "" : "s");
-    add(RouteState::ProbeError);
-    add(RouteState::Pending);
+    add(s.count(RouteState::ProbeError), routeStateName(RouteState::ProbeError));
+    add(s.count(RouteState::Pending), routeStateName(RouteState::Pending));
+    add(s.count(RouteCondition::Slow, true), routeConditionName(RouteCondition::Slow));
     if (!s.error.isEmpty())
         parts << s.error;
     if (parts.isEmpty())
@@ -40,16 +43,25 @@ QString headline(const StatusSnapshot &s)
     return QStringLiteral("%1: %2").arg(healthName(s.health), parts.join(QStringLiteral(", ")));
 }
 
+QString routeConditionText(const RouteStatus &route)
+{
+    if (route.condition == RouteCondition::Ok)
+        return {};
+    if (route.conditionReported)
+        return routeConditionName(route.condition);
+    return QStringLiteral("backend failing: %1 attempt%2 in a row")
+        .arg(route.consecutiveFailures)
+        .arg(route.consecutiveFailures == 1 ? "" : "s");
+}
+
 QString routeStateText(const RouteStatus &route)
 {
-    if (!route.failing())
+    const QString condition = routeConditionText(route);
+    if (condition.isEmpty())
         return routeStateName(route.state);
-    const QString failing = QStringLiteral("backend failing: %1 attempt%2 in a row")
-                                .arg(route.consecutiveFailures)
-                                .arg(route.consecutiveFailures == 1 ? "" : "s");
     return route.state == RouteState::Ok
-               ? failing
-               : QStringLiteral("%1, %2").arg(routeStateName(route.state), failing);
+               ? condition
+               : QStringLiteral("%1, %2").arg(routeStateName(route.state), condition);
 }
 
 QString routeLine(const RouteStatus &route)
@@ -128,6 +140,25 @@ QString onceReport(const StatusSnapshot &s)
                 .arg(r.entry.id.leftJustified(width), routeStateText(r).leftJustified(stateWidth),
                      totalsText(r.counters).leftJustified(totalsWidth), r.upstreamName(),
                      r.entry.discovery);
+    }
+    return out + failureReport(s);
+}
+
+QString failureReport(const StatusSnapshot &s)
+{
+    QString out;
+    for (const RouteStatus &r : s.routes) {
+        if (r.condition == RouteCondition::Ok)
+            continue;
+        if (out.isEmpty())
+            out = QStringLiteral("routes not ok:\n");
+        const std::optional<RouteFailure> &f = r.entry.lastFailure;
+        const QString failure =
+            !f ? QStringLiteral("no failure reported")
+               : QStringLiteral("last failure %1: %2 (request id %3)")
+                     .arg(f->at.toUTC().toString(u"yyyy-MM-dd'T'HH:mm:ss'Z'"), f->what,
+                          f->requestId.isEmpty() ? QStringLiteral("none") : f->requestId);
+        out += QStringLiteral("  %1: %2; %3\n").arg(r.entry.id, routeConditionText(r), failure);
     }
     return out;
 }

@@ -13,8 +13,11 @@ namespace slp::monitor {
 // "alert: 1 ambiguous, 1 probe error" / "ok: 4 routes" / "alert: SLP unreachable (...)".
 QString headline(const StatusSnapshot &snapshot);
 
-// "ok", "ambiguous", "backend failing: 3 attempts in a row", "pending, backend failing: ..."
+// "ok", "ambiguous", "failing", "pending, stalled"; from an SLP that reports no route state,
+// "backend failing: 3 attempts in a row".
 QString routeStateText(const RouteStatus &route);
+// The condition's part of it: "failing", "slow", ...; empty when ok.
+QString routeConditionText(const RouteStatus &route);
 
 // "qwen3-8b → Qwen/Qwen3-8B: ambiguous"
 QString routeLine(const RouteStatus &route);
@@ -34,8 +37,14 @@ QString totalsText(const RouteCounters &counters);
 QString tooltipText(const StatusSnapshot &snapshot);
 
 // `--once` output: "SLP URL: STATE (headline)" then one aligned line per route with its
-// totals since SLP started.
+// totals since SLP started, then failureReport().
 QString onceReport(const StatusSnapshot &snapshot);
+// Each route whose condition is not ok, with its last failure (time in UTC, RFC 3339):
+//   routes not ok:
+//     phi-4: failing; last failure 2026-05-01T10:00:00Z: connection refused (request id slpq...)
+//     gemma: slow; no failure reported
+// Empty when every route is ok. A stable format, for scripts.
+QString failureReport(const StatusSnapshot &snapshot);
 int onceExitCode(Health health); // 0 ok, 1 attention, 2 alert
 
 // The id -> upstream mapping for the clipboard, aligned as slp's own route dump.

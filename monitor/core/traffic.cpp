@@ -74,6 +74,12 @@ RouteTraffic trafficBetween(const RouteCounters &before, const RouteCounters &af
     t.failed = restarted ? after.failed : after.failed - before.failed;
     t.requestsPerMinute = t.requests * 60.0 / seconds;
     t.ttfbP50 = histogramQuantile(0.5, bucketIncrease(before.latency, after.latency));
+    for (auto it = after.broken.cbegin(); it != after.broken.cend(); ++it) {
+        const double n =
+            restarted ? it.value() : counterIncrease(before.broken.value(it.key()), it.value());
+        if (n > 0)
+            t.broken.insert(it.key(), n);
+    }
     return t;
 }
 

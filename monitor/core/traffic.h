@@ -2,8 +2,11 @@
 #pragma once
 
 #include <QDateTime>
+#include <QHash>
 #include <QList>
+#include <QMap>
 #include <QPair>
+#include <QString>
 
 #include <optional>
 
@@ -18,6 +21,8 @@ struct RouteCounters
     double requests = 0; // slp_requests_total, every code
     double failed = 0;   // the 5xx codes, whoever answered them (upstream or SLP's own 502)
     Buckets latency;     // slp_upstream_latency_seconds_bucket (time to the response head)
+    // slp_responses_broken_total by reason (braced: older initialisers may leave it out)
+    QMap<QString, double> broken{};
 
     bool operator==(const RouteCounters &other) const = default;
 };
@@ -30,16 +35,19 @@ struct RouteTraffic
     double failed = 0;     // in the interval
     double requestsPerMinute = 0;
     std::optional<double> ttfbP50; // seconds; none without a request in the interval
+    QMap<QString, double> broken;  // answers cut short in the interval, by reason (none at 0)
 
     bool operator==(const RouteTraffic &other) const = default;
 };
 
-// One poll's worth of the sparkline: requests over every route in that interval.
+// One poll's worth of the hour's history: requests over every route in that interval, and
+// what each route with something to show did (requests, a TTFB median, broken answers).
 struct TrafficPoint
 {
     QDateTime at;
     double requests = 0;
     double failed = 0;
+    QHash<QString, RouteTraffic> routes; // by model id; idle routes are left out
 
     bool operator==(const TrafficPoint &other) const = default;
 };
