@@ -7,12 +7,14 @@
 #include "forward/forwardheaders.h"
 #include "forward/forwardplan.h"
 #include "forward/routehealth.h"
+#include "forward/tunnelexchange.h"
 #include "http/responsewriter.h"
 #include "observe/logging.h"
 #include "observe/metrics.h"
 #include "observe/requestid.h"
 #include "routing/modellocator.h"
 #include "routing/routetable.h"
+#include "wire/upgradetarget.h"
 
 #include <QUrlQuery>
 
@@ -90,6 +92,8 @@ void RequestRouter::handle(InboundRequest request, ResponseWriter *writer)
                                newRequestId());
     }
     if (path.startsWith("/v1/")) {
+        if (isWebSocketUpgradeRequest(request.method, request.headers, request.body.size()))
+            return tunnel(request, writer);
         if (request.method != "POST") {
             return answerError(
                 writer, 405,
@@ -153,8 +157,47 @@ void RequestRouter::forward(InboundRequest &request, ResponseWriter *writer)
     exchange->start();
 }
 
-ForwardPlan RequestRouter::planFor(qsizetype index, const ModelLocation &scan,
-                                   InboundRequest &request) const
+void RequestRouter::tunnel(InboundRequest &request, ResponseWriter *writer)
+{
+    const auto refuse = [&](int status, const QString &message) {
+        m_metrics.add(metric::requestsTotal, metric::requestLabels(metric::unknownModel, status));
+        answerError(writer, status, message, status == 404 ? "model_not_found" : "invalid_request",
+                    QStringLiteral("model"));
+    };
+    const UpgradeModel model = findUpgradeModel(request.target);
+    if (!model.found) {
+        return refuse(400, QStringLiteral("WebSocket upgrade has no model query parameter: "
+                                          "add ?model=ID to the URL (GET /v1/models lists them)"));
+    }
+    if (model.id.isEmpty())
+        return refuse(400, QStringLiteral("WebSocket upgrade has an empty model query parameter"));
+    if (model.id.size() > 256)
+        return refuse(400, QStringLiteral("model query parameter is longer than 256 bytes"));
+    const QString id = QString::fromUtf8(model.id);
+    if (id.toUtf8() != model.id)
+        return refuse(400, QStringLiteral("model query parameter is not valid UTF-8"));
+    const qsizetype index = m_table->find(id);
+    if (index < 0) {
+        return refuse(404, QStringLiteral("The model `%1` does not exist: GET /v1/models lists "
+                                          "the models served here")
+                               .arg(id));
+    }
+    ForwardPlan plan = basePlan(index, request);
+    // Rename: only the parameter's value changes; the rest of the target stays verbatim.
+    const QString upstreamModel = m_table->upstreamModel(index);
+    if (!upstreamModel.isEmpty() && upstreamModel != id) {
+        plan.renamedTo = upstreamModel;
+        plan.request.target = renameUpgradeModel(request.target, model, upstreamModel.toUtf8());
+    }
+    // The one case where hop-by-hop headers pass: the upgrade itself.
+    plan.request.headers.append({QByteArrayLiteral("Connection"), QByteArrayLiteral("Upgrade")});
+    plan.request.headers.append(
+        {QByteArrayLiteral("Upgrade"), headerValue(request.headers, "upgrade")});
+    auto *exchange = new TunnelExchange(std::move(plan), m_metrics, writer); // owned by writer
+    exchange->start();
+}
+
+ForwardPlan RequestRouter::basePlan(qsizetype index, InboundRequest &request) const
 {
     ForwardPlan plan;
     plan.route = m_table->forwarding(index);
@@ -173,6 +216,13 @@ ForwardPlan RequestRouter::planFor(qsizetype index, const ModelLocation &scan,
     plan.request.originUrl = plan.route->originUrl;
     plan.request.target = request.target; // verbatim, for transports that can send it so
     plan.request.headers = std::move(headers.forward);
+    return plan;
+}
+
+ForwardPlan RequestRouter::planFor(qsizetype index, const ModelLocation &scan,
+                                   InboundRequest &request) const
+{
+    ForwardPlan plan = basePlan(index, request);
 
     // Rename: only the bytes of the model value change.
     const QString upstreamModel = m_table->upstreamModel(index);

@@ -29,7 +29,9 @@ struct RouterOptions
 };
 
 // The request path in one screen: SLP's own endpoints, then for a POST under /v1/ read the
-// model id, look it up, rename if the route says so, and hand it to a ForwardExchange.
+// model id, look it up, rename if the route says so, and hand it to a ForwardExchange; for a
+// WebSocket upgrade under /v1/ the same with the `model` query parameter and a
+// TunnelExchange.
 class RequestRouter : public RequestHandler
 {
 public:
@@ -44,6 +46,10 @@ public:
 
 private:
     void forward(InboundRequest &request, ResponseWriter *writer);
+    // A WebSocket upgrade under /v1/: routed by its `model` query parameter.
+    void tunnel(InboundRequest &request, ResponseWriter *writer);
+    // What both kinds of request share once the route is known: ids, trace, headers.
+    ForwardPlan basePlan(qsizetype index, InboundRequest &request) const;
     Catalog catalogWithHealth() const;
     ForwardPlan planFor(qsizetype index, const ModelLocation &scan, InboundRequest &request) const;
     static void noteIgnoredClientId(const ForwardPlan &plan);
