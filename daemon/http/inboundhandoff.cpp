@@ -17,7 +17,7 @@ InboundHandoff::InboundHandoff(RequestHead head, const QByteArray &dispatchedBod
         return;
     }
     m_request.method = std::move(head.method);
-    m_request.target = std::move(head.target);
+    m_request.setTarget(std::move(head.target));
     m_request.headers = std::move(head.headers);
     m_request.body = dispatchedBody;
     m_request.clientAddress = clientAddress(peer);

@@ -50,9 +50,8 @@ Catalog RequestRouter::catalogWithHealth() const
 
 void RequestRouter::handle(InboundRequest request, ResponseWriter *writer)
 {
-    const qsizetype q = request.target.indexOf('?');
-    const QByteArray path = q < 0 ? request.target : request.target.left(q);
-    const QByteArray query = q < 0 ? QByteArray() : request.target.mid(q + 1);
+    const QByteArray &path = request.path;
+    const QByteArray &query = request.query;
     const bool get = request.method == "GET";
 
     if (path == "/healthz") {
@@ -81,15 +80,11 @@ void RequestRouter::handle(InboundRequest request, ResponseWriter *writer)
             return answerError(writer, 404, QStringLiteral("The model `%1` does not exist").arg(id),
                                "model_not_found", QStringLiteral("model"));
         }
-        // The list's single entry is the object OpenAI's retrieve-model endpoint returns.
-        Catalog one;
-        one.created = m_options.startedAt;
-        one.entries = {m_table->catalogEntry(index)};
-        const QByteArray list = catalogToJson(one, false);
-        const qsizetype open = list.indexOf('[');
-        const qsizetype close = list.lastIndexOf(']');
-        return writer->respond(200, "application/json", list.mid(open + 1, close - open - 1),
-                               newRequestId());
+        // The object OpenAI's retrieve-model endpoint returns.
+        return writer->respond(
+            200, "application/json",
+            catalogEntryToJson(m_table->catalogEntry(index), m_options.startedAt) + '\n',
+            newRequestId());
     }
     if (path.startsWith("/v1/")) {
         if (isWebSocketUpgradeRequest(request.method, request.headers, request.body.size()))
@@ -115,13 +110,8 @@ void RequestRouter::forward(InboundRequest &request, ResponseWriter *writer)
     const auto countUnknown = [this](int status) {
         m_metrics.add(metric::requestsTotal, metric::requestLabels(metric::unknownModel, status));
     };
-    if (request.body.size() > m_options.maxBodyBytes) {
-        countUnknown(413);
-        return answerError(writer, 413,
-                           QStringLiteral("request body is larger than max_body_bytes (%1 bytes)")
-                               .arg(m_options.maxBodyBytes));
-    }
-
+    // max_body_bytes was enforced where the body was read (RequestFramer): a larger one never
+    // gets here.
     // 1. read the model id: one pass, no document built; where depends on the media type.
     const ModelLocation scan = ModelLocation::locate(request.headers, request.body);
     if (scan.status() != 0) {
@@ -228,24 +218,29 @@ ForwardPlan RequestRouter::planFor(qsizetype index, const ModelLocation &scan,
     const QString upstreamModel = m_table->upstreamModel(index);
     const bool rename = !upstreamModel.isEmpty() && upstreamModel != scan.model();
     plan.renamedTo = rename ? upstreamModel : QString();
-    // aggregate: a non-streaming chat/completions request goes upstream with "stream": true,
-    // so the route timeout bounds time to first token; the logprobs family stays as asked.
-    const qsizetype query = request.target.indexOf('?');
-    const QByteArray path = query < 0 ? request.target : request.target.left(query);
-    const bool chat = path == "/v1/chat/completions";
-    const BodyScan &json = scan.json();
-    if (m_table->route(index).aggregate && (chat || path == "/v1/completions") &&
-        scan.kind() == ModelLocation::Kind::Json && json.stream != BodyScan::Stream::True &&
-        !json.wantsLogprobs)
-        plan.request.body = spliceStreamTrue(request.body, json, plan.renamedTo);
-    if (!plan.request.body.isEmpty()) {
-        plan.aggregate = chat ? ForwardPlan::Aggregate::Chat : ForwardPlan::Aggregate::Completion;
-        plan.maxAnswerBytes = m_options.maxBodyBytes;
+    plan.aggregate = wantsAggregate(m_table->route(index).aggregate, request.path, scan);
+    if (plan.aggregate != ForwardPlan::Aggregate::Off) {
+        plan.request.body = spliceStreamTrue(request.body, scan.json(), plan.renamedTo);
+        plan.maxAnswerBytes = m_options.maxAnswerBytes;
     } else {
         plan.request.body =
             rename ? scan.renamed(request.body, upstreamModel) : std::move(request.body);
     }
     return plan;
+}
+
+ForwardPlan::Aggregate RequestRouter::wantsAggregate(bool routeAggregates, const QByteArray &path,
+                                                     const ModelLocation &scan)
+{
+    // A non-streaming chat/completions request on an aggregate route goes upstream with
+    // "stream": true, so the route timeout bounds time to first token; the logprobs family
+    // stays as asked (its streamed shape differs).
+    const bool chat = path == "/v1/chat/completions";
+    if (!routeAggregates || !(chat || path == "/v1/completions") ||
+        scan.kind() != ModelLocation::Kind::Json || scan.json().stream == BodyScan::Stream::True ||
+        scan.json().wantsLogprobs)
+        return ForwardPlan::Aggregate::Off;
+    return chat ? ForwardPlan::Aggregate::Chat : ForwardPlan::Aggregate::Completion;
 }
 
 // Once per process, whichever worker thread sees the first client id.

@@ -22,7 +22,9 @@ class ModelLocation;
 struct RouterOptions
 {
     bool logRequests = false;
-    qint64 maxBodyBytes = 64ll << 20;
+    // max_body_bytes: the framer refuses larger request bodies; here it bounds the answer an
+    // aggregate route reassembles, which is buffered like a request body.
+    qint64 maxAnswerBytes = 64ll << 20;
     qint64 startedAt = 0;                 // unix seconds, the catalog's "created"
     ExchangeCounter *exchanges = nullptr; // every exchange counts itself here (drain)
     RouteHealthBoard *health = nullptr;   // every exchange reports its outcome here
@@ -53,6 +55,9 @@ private:
     Catalog catalogWithHealth() const;
     ForwardPlan planFor(qsizetype index, const ModelLocation &scan, InboundRequest &request) const;
     static void noteIgnoredClientId(const ForwardPlan &plan);
+    // Whether the answer is reassembled from a stream (aggregate: true routes), and as what.
+    static ForwardPlan::Aggregate wantsAggregate(bool routeAggregates, const QByteArray &path,
+                                                 const ModelLocation &scan);
     void answerError(ResponseWriter *writer, int status, const QString &message,
                      const QByteArray &code = {}, const QString &param = {});
 

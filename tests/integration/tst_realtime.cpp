@@ -85,8 +85,8 @@ QJsonObject TestRealtime::runClient(const QString &model, const QString &mode)
         qEnvironmentVariable("SLP_NODE_DIR") + QStringLiteral("/realtime_ws.mjs");
     QString wsUrl = m_slp.url();
     wsUrl.replace(QStringLiteral("http://"), QStringLiteral("ws://"));
-    const CommandResult run = runCommand(QStringLiteral("node"), {script, wsUrl, model, mode},
-                                         60000);
+    const CommandResult run =
+        runCommand(QStringLiteral("node"), {script, wsUrl, model, mode}, 60000);
     if (!run.started || run.exitCode != 0) {
         qWarning().noquote() << run.error << run.stdErr << m_slp.stderrText().right(2000);
         return {};
@@ -99,8 +99,10 @@ int TestRealtime::upgradesSeenBy(MockUpstream &mock)
 {
     int n = 0;
     for (const QJsonValue &v : mock.requests())
-        n += v.toObject().value(QStringLiteral("target")).toString().startsWith(
-            QStringLiteral("/v1/realtime"));
+        n += v.toObject()
+                 .value(QStringLiteral("target"))
+                 .toString()
+                 .startsWith(QStringLiteral("/v1/realtime"));
     return n;
 }
 
@@ -197,10 +199,10 @@ void TestRealtime::upgradesThatAreNotTunnels_data()
         << false;
     QTest::newRow("empty model") << QByteArray("/v1/realtime?model=") << 400
                                  << QByteArray("empty model") << false;
-    QTest::newRow("model not UTF-8") << QByteArray("/v1/realtime?model=%ff") << 400
-                                     << QByteArray("not valid UTF-8") << false;
-    QTest::newRow("unknown model") << QByteArray("/v1/realtime?model=nope") << 404
-                                   << QByteArray("does not exist") << false;
+    QTest::newRow("model not UTF-8")
+        << QByteArray("/v1/realtime?model=%ff") << 400 << QByteArray("not valid UTF-8") << false;
+    QTest::newRow("unknown model")
+        << QByteArray("/v1/realtime?model=nope") << 404 << QByteArray("does not exist") << false;
     QTest::newRow("refused upstream, relayed")
         << QByteArray("/v1/realtime?model=refused") << 403 << QByteArray() << false;
     QTest::newRow("backend down") << QByteArray("/v1/realtime?model=dead") << 502
