@@ -10,6 +10,7 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QTemporaryDir>
 #include <QUrl>
 #include <QtTest>
 
@@ -35,6 +36,7 @@ private Q_SLOTS:
     void session_data();
     void session();
     void tunnelSurvivesReload();
+    void sessionOverUnixBackend();
     void countsInMetrics();
     void upgradesThatAreNotTunnels_data();
     void upgradesThatAreNotTunnels();
@@ -168,6 +170,36 @@ void TestRealtime::tunnelSurvivesReload()
     QVERIFY(client.waitForExit(30000));
     QVERIFY2(client.exitCode() == 0, qPrintable(client.allOutput()));
     ++m_sessions;
+}
+
+// A unix: backend: the tunnel's dialer connects the socket file (the socket transport is
+// named in the config: under qnam, unix: backends are refused at start-up).
+void TestRealtime::sessionOverUnixBackend()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("rt.sock"));
+    MockUpstream onUnix;
+    QVERIFY2(onUnix.start({QStringLiteral("rt-unix")}, {QStringLiteral("--unix"), path}),
+             qPrintable(onUnix.errorString()));
+    SlpDaemon slp;
+    QVERIFY2(slp.start(QStringLiteral("upstream_transport: socket\nbackends:\n  - name: rt\n"
+                                      "    url: unix:%1\n    model: rt-unix\n")
+                           .arg(path)),
+             qPrintable(slp.errorString()));
+    const QString script =
+        qEnvironmentVariable("SLP_NODE_DIR") + QStringLiteral("/realtime_ws.mjs");
+    const CommandResult run =
+        runCommand(QStringLiteral("node"),
+                   {script, slp.url().replace(QStringLiteral("http://"), QStringLiteral("ws://")),
+                    QStringLiteral("rt"), QStringLiteral("client-close")},
+                   60000);
+    QVERIFY2(run.exitCode == 0, run.stdErr.constData());
+    const QJsonObject got =
+        QJsonDocument::fromJson(run.stdOut.trimmed().split('\n').last()).object();
+    QCOMPARE(got.value(QStringLiteral("model")).toString(), QStringLiteral("rt-unix"));
+    QCOMPARE(got.value(QStringLiteral("bytes")).toInteger(), 1 << 20);
+    QCOMPARE(slp.stop(), 0);
 }
 
 void TestRealtime::countsInMetrics()
