@@ -41,6 +41,10 @@ int main(int argc, char **argv)
         {"nginx-mock", "nginx proxying to the mock upstream.", "host:port"},
         {"direct-sink", "Discarding upstream (large bodies), direct.", "host:port"},
         {"nginx-sink", "nginx proxying to the discarding upstream.", "host:port"},
+        {"nginx-buffered-sink",
+         "nginx proxying to the discarding upstream with request buffering on (optional: an "
+         "nginx-buf column in the body scenarios).",
+         "host:port"},
         {"sink", "Run only the discarding upstream on HOST:PORT (until killed).", "host:port"},
         {"only",
          "Comma-separated scenarios: small,large,stream,aggregate,response,multipart (default "
@@ -111,6 +115,11 @@ int main(int argc, char **argv)
                  false});
     ways.append({"nginx", need("nginx-fast"), need("nginx-mock"), need("nginx-sink"),
                  ProcSet(p.value("nginx-pid").toInt()), false});
+    if (p.isSet("nginx-buffered-sink")) {
+        const Endpoint buffered = need("nginx-buffered-sink");
+        ways.append({"nginx-buf", buffered, buffered, buffered,
+                     ProcSet(p.value("nginx-pid").toInt()), false, true});
+    }
     for (const QString &spec : p.values("slp")) {
         const qsizetype eq = spec.indexOf('=');
         const qsizetype lastColon = spec.lastIndexOf(':');

@@ -87,8 +87,8 @@ QJsonObject runMultipart(const QList<Way> &ways, const Options &opt, QList<Line>
             const double added = p50 - d50;
             l.cells << fmt(p50, 2);
             a.cells << (i == 0 ? QStringLiteral("-") : fmtAdded(added, 2));
-            x.cells << (i < 2 || nginxAdded <= 0 ? QStringLiteral("-")
-                                                 : fmt(added / nginxAdded, 1) + "x");
+            x.cells << (!ways[i].slp || nginxAdded <= 0 ? QStringLiteral("-")
+                                                        : fmt(added / nginxAdded, 1) + "x");
             c.cells << (proxy ? fmt(s.cpuUsPerReq() / 1e3, 2) : QStringLiteral("-"));
             f.cells << QString::number(s.bad);
             js[ways[i].name] = QJsonObject{

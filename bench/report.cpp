@@ -56,8 +56,17 @@ bool writePlotData(const QString &path, const QList<Way> &ways, QStringList requ
 
 } // namespace
 
-int run(const QList<Way> &ways, const Options &opt)
+int run(const QList<Way> &allWays, const Options &opt)
 {
+    // The scenarios without bodies run over the ways that are not bodiesOnly; their lines get
+    // "-" in those columns (padSkipped) so the table stays aligned.
+    QList<Way> ways;
+    QList<int> skipped;
+    for (int i = 0; i < allWays.size(); ++i)
+        if (allWays[i].bodiesOnly)
+            skipped.append(i);
+        else
+            ways.append(allWays[i]);
     const int nWays = int(ways.size());
     QJsonObject json;
     json["date"] = QDateTime::currentDateTimeUtc().toString(Qt::ISODate);
@@ -65,7 +74,7 @@ int run(const QList<Way> &ways, const Options &opt)
     json["cores"] = int(::sysconf(_SC_NPROCESSORS_ONLN));
     json["note"] = opt.note;
     QJsonArray wayNames;
-    for (const Way &w : ways)
+    for (const Way &w : allWays)
         wayNames.append(w.name);
     json["ways"] = wayNames;
     QList<Check> checks;
@@ -74,6 +83,14 @@ int run(const QList<Way> &ways, const Options &opt)
     QStringList plotRequests;
     QStringList plotResponses;
     auto section = [&](const QString &s) { lines.append({s, {}, {}}); };
+    const auto padSkipped = [&](qsizetype from) {
+        for (qsizetype l = from; l < lines.size(); ++l)
+            if (!lines[l].cells.isEmpty())
+                for (int i : skipped)
+                    lines[l].cells.insert(std::min<qsizetype>(i, lines[l].cells.size()),
+                                          QStringLiteral("-"));
+    };
+    const qsizetype firstSmallLine = lines.size();
 
     if (opt.only.contains(QStringLiteral("small"))) {
         // -- 1. small POST -------------------------------------------------------------------
@@ -171,15 +188,18 @@ int run(const QList<Way> &ways, const Options &opt)
         }
     }
 
+    padSkipped(firstSmallLine);
+
     if (opt.only.contains(QStringLiteral("large"))) {
         // -- 2. request bodies by size -------------------------------------------------------
-        json["request_sizes"] = runSizes(ways, opt, false, lines, checks, plotRequests);
+        json["request_sizes"] = runSizes(allWays, opt, false, lines, checks, plotRequests);
     }
 
     if (opt.only.contains(QStringLiteral("response"))) {
         // -- 3. response bodies by size ------------------------------------------------------
-        json["response_sizes"] = runSizes(ways, opt, true, lines, checks, plotResponses);
+        json["response_sizes"] = runSizes(allWays, opt, true, lines, checks, plotResponses);
     }
+    const qsizetype firstStreamLine = lines.size();
 
     if (opt.only.contains(QStringLiteral("stream"))) {
         // -- 4. streaming --------------------------------------------------------------------
@@ -363,9 +383,11 @@ int run(const QList<Way> &ways, const Options &opt)
         json["aggregate"] = jAgg;
     }
 
+    padSkipped(firstStreamLine);
+
     if (opt.only.contains(QStringLiteral("multipart"))) {
         // -- 6. multipart uploads ------------------------------------------------------------
-        json["multipart"] = runMultipart(ways, opt, lines);
+        json["multipart"] = runMultipart(allWays, opt, lines);
     }
 
     // -- the table -----------------------------------------------------------------------
@@ -373,7 +395,7 @@ int run(const QList<Way> &ways, const Options &opt)
     const int cellW = 16;
     QString out;
     out += QStringLiteral("%1").arg("", -labelW);
-    for (const Way &w : ways)
+    for (const Way &w : allWays)
         out += QStringLiteral("%1").arg(w.name, cellW);
     out += QStringLiteral("  %1\n").arg("target");
     for (const Line &l : lines) {
@@ -416,7 +438,8 @@ int run(const QList<Way> &ways, const Options &opt)
         json["table"] = out;
         f.write(QJsonDocument(json).toJson(QJsonDocument::Indented));
     }
-    if (!opt.plotPath.isEmpty() && !writePlotData(opt.plotPath, ways, plotRequests, plotResponses))
+    if (!opt.plotPath.isEmpty() &&
+        !writePlotData(opt.plotPath, allWays, plotRequests, plotResponses))
         return 1;
     return 0;
 }

@@ -16,6 +16,9 @@ struct Way
     Endpoint sink;    // discarding upstream target (large bodies)
     ProcSet proc;     // the proxy's processes (empty for direct)
     bool slp = false; // an slp instance (targets apply)
+    // nginx with request buffering on: measured only where bodies are (the request and
+    // response size sweeps, multipart); "-" in the other scenarios' cells.
+    bool bodiesOnly = false;
 };
 
 struct Options

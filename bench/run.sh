@@ -129,7 +129,8 @@ trap 'exit 130' INT TERM
 
 p_static=$((base + 1)) p_nginx_fast=$((base + 2)) p_nginx_mock=$((base + 3)) p_mock=$((base + 4))
 p_sink=$((base + 5)) p_nginx_sink=$((base + 6)) p_slp=$((base + 7)) # slp: base+7 .. base+10
-for port in $(seq $((base + 1)) $((base + 10))); do
+p_nginx_buffered=$((base + 11))
+for port in $(seq $((base + 1)) $((base + 11))); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
         echo "run.sh: port $port is in use (set SLP_BENCH_PORT_BASE)" >&2
         exit 1
@@ -213,6 +214,18 @@ http {
             proxy_request_buffering off;
         }
     }
+    # The nginx-buf column: the whole body read (to memory, then a temp file past
+    # client_body_buffer_size) before the upstream gets a byte, as slp does.
+    server {
+        listen 127.0.0.1:$p_nginx_buffered backlog=4096;
+        location / {
+            proxy_pass http://sink_up;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_buffering off;
+            proxy_request_buffering on;
+        }
+    }
 }
 EOF
 "$nginx_bin" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" &
@@ -290,6 +303,7 @@ fi
 bench_args=(--direct-fast "127.0.0.1:$p_static" --direct-mock "127.0.0.1:$p_mock"
     --direct-sink "127.0.0.1:$p_sink" --nginx-fast "127.0.0.1:$p_nginx_fast"
     --nginx-mock "127.0.0.1:$p_nginx_mock" --nginx-sink "127.0.0.1:$p_nginx_sink"
+    --nginx-buffered-sink "127.0.0.1:$p_nginx_buffered"
     --nginx-pid "$nginx_pid" --mock-pid "$mock_pid" "${slp_args[@]}" --json "$out")
 [ "$quick" = 1 ] && bench_args+=(--quick)
 commit="$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -315,7 +329,7 @@ sizes_ran=0
 grep -q "bodies by size" "$tmp/table.txt" && sizes_ran=1
 if [ "$sizes_ran" = 1 ]; then
     if command -v gnuplot >/dev/null 2>&1; then
-        names="direct nginx"
+        names="direct nginx nginx-buf"
         for t in "${instances[@]}"; do names="$names slp-$t"; done
         gnuplot -e "data='$plot_data'; out='$png'; names='$names'; note='$started, commit $commit, load $load'" \
             "$here/bench/plot-sizes.gp" && echo "run.sh: plot in $png"

@@ -99,8 +99,8 @@ QJsonObject runSizes(const QList<Way> &ways, const Options &opt, bool responses,
             failed[i] += s.bad;
             l.cells << fmt(p50, 2);
             a.cells << (i == 0 ? QStringLiteral("-") : fmtAdded(added, 2));
-            x.cells << (i < 2 || nginxAdded <= 0 ? QStringLiteral("-")
-                                                 : fmt(added / nginxAdded, 1) + "x");
+            x.cells << (!ways[i].slp || nginxAdded <= 0 ? QStringLiteral("-")
+                                                        : fmt(added / nginxAdded, 1) + "x");
             c.cells << (proxy ? fmt(s.cpuUsPerReq() / 1e3, 2) : QStringLiteral("-"));
             m.cells << (proxy ? fmt(double(s.peakRssKb) / 1024, 1) : QStringLiteral("-"));
             row +=

@@ -23,7 +23,7 @@ ALLOWED = {
     "app": {"net", "http", "routing", "forward", "upstream", "discovery", "config", "body",
             "aggregate", "observe", "wire"},
     "routing": {"forward", "http", "upstream", "discovery", "body", "config", "observe", "wire"},
-    "forward": {"http", "upstream", "aggregate", "observe", "wire"},
+    "forward": {"http", "upstream", "aggregate", "net", "observe", "wire"},
     "discovery": {"config", "observe", "wire"},
     "http": {"net", "wire", "observe", "body"},
     "upstream": {"net", "wire", "observe"},

@@ -43,7 +43,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
-if [ ! -d "$here/tests/node/node_modules/openai" ]; then
+if [ ! -d "$here/tests/node/node_modules/openai" ] || [ ! -d "$here/tests/node/node_modules/ws" ]; then
     echo "install-deps: npm install (tests/node)"
     (cd "$here/tests/node" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 fi

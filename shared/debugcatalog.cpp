@@ -154,6 +154,31 @@ bool readFailure(const QJsonObject &o, std::optional<RouteFailure> *out, QString
     return true;
 }
 
+void appendEntry(QByteArray &out, const CatalogEntry &e, const QByteArray &created, bool debug)
+{
+    out += "{\"id\":";
+    appendJsonString(out, e.id);
+    out += ",\"object\":\"model\",\"created\":" + created + ",\"owned_by\":\"slp\"";
+    if (debug) {
+        if (!e.upstreamModel.isEmpty())
+            appendMember(out, "upstream_model", e.upstreamModel);
+        appendMember(out, "discovery", e.discovery);
+        if (!e.lastProbe.isEmpty())
+            appendMember(out, "last_probe", e.lastProbe);
+        if (e.lastProbeAt.isValid())
+            appendMember(out, "last_probe_at", rfc3339(e.lastProbeAt));
+        appendMember(out, "timeout", e.timeout);
+        appendMember(out, "retry", e.retry);
+        appendMember(out, "aggregate", e.aggregate);
+        appendMember(out, "stream_idle_timeout", e.streamIdleTimeout);
+        appendMember(out, "sse_keepalive", e.sseKeepalive);
+        if (!e.state.isEmpty())
+            appendMember(out, "state", e.state);
+        if (e.lastFailure)
+            appendFailure(out, *e.lastFailure);
+    }
+    out += '}';
+}
 } // namespace
 
 QByteArray catalogToJson(const Catalog &catalog, bool debug)
@@ -166,30 +191,16 @@ QByteArray catalogToJson(const Catalog &catalog, bool debug)
     for (const CatalogEntry &e : catalog.entries) {
         out += first ? "\n" : ",\n";
         first = false;
-        out += "{\"id\":";
-        appendJsonString(out, e.id);
-        out += ",\"object\":\"model\",\"created\":" + created + ",\"owned_by\":\"slp\"";
-        if (debug) {
-            if (!e.upstreamModel.isEmpty())
-                appendMember(out, "upstream_model", e.upstreamModel);
-            appendMember(out, "discovery", e.discovery);
-            if (!e.lastProbe.isEmpty())
-                appendMember(out, "last_probe", e.lastProbe);
-            if (e.lastProbeAt.isValid())
-                appendMember(out, "last_probe_at", rfc3339(e.lastProbeAt));
-            appendMember(out, "timeout", e.timeout);
-            appendMember(out, "retry", e.retry);
-            appendMember(out, "aggregate", e.aggregate);
-            appendMember(out, "stream_idle_timeout", e.streamIdleTimeout);
-            appendMember(out, "sse_keepalive", e.sseKeepalive);
-            if (!e.state.isEmpty())
-                appendMember(out, "state", e.state);
-            if (e.lastFailure)
-                appendFailure(out, *e.lastFailure);
-        }
-        out += '}';
+        appendEntry(out, e, created, debug);
     }
     out += first ? "]}\n" : "\n]}\n";
+    return out;
+}
+
+QByteArray catalogEntryToJson(const CatalogEntry &entry, qint64 created)
+{
+    QByteArray out;
+    appendEntry(out, entry, QByteArray::number(created), false);
     return out;
 }
 

@@ -46,6 +46,9 @@ struct Catalog
 // {"object":"list","data":[{"id","object":"model","created","owned_by":"slp"[,debug fields]}]}
 QByteArray catalogToJson(const Catalog &catalog, bool debug);
 
+// One entry alone, without the debug fields: what OpenAI's retrieve-model endpoint returns.
+QByteArray catalogEntryToJson(const CatalogEntry &entry, qint64 created);
+
 // Reads either form back; nullopt with `error` set when the text is not a catalog.
 std::optional<Catalog> catalogFromJson(const QByteArray &json, QString *error = nullptr);
 

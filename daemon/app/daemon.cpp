@@ -77,7 +77,7 @@ WorkerSettings Daemon::workerSettings() const
     settings.maxUpstreamConnections = shareOf(m_config.maxUpstreamConnections, workers);
     settings.limits = limitsOf(m_config);
     settings.options.logRequests = m_config.logRequests;
-    settings.options.maxBodyBytes = m_config.maxBodyBytes;
+    settings.options.maxAnswerBytes = m_config.maxBodyBytes;
     settings.options.startedAt = m_startedAt;
     settings.options.exchanges = &m_exchanges;
     settings.options.health = &m_health;

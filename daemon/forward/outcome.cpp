@@ -41,6 +41,30 @@ bool isRouteFailure(Ending how)
 
 } // namespace
 
+QString inParens(const QString &peer) // " (127.0.0.1:8000)", or empty
+{
+    return peer.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(peer);
+}
+
+// The route's last_failure sentence for an attempt that got no head: never an address.
+QString whatFailed(UpstreamCall::Failure failure, bool timedOut, const QString &timeoutText)
+{
+    if (timedOut)
+        return QStringLiteral("timed out after ") + timeoutText;
+    switch (failure) {
+    case UpstreamCall::Failure::Refused:
+        return QStringLiteral("connection refused");
+    case UpstreamCall::Failure::Closed:
+        return QStringLiteral("connection closed before a response head");
+    case UpstreamCall::Failure::NameLookup:
+        return QStringLiteral("backend host name not found");
+    case UpstreamCall::Failure::Protocol:
+        return QStringLiteral("malformed response head");
+    default:
+        return QStringLiteral("upstream request failed");
+    }
+}
+
 void countRequest(MetricsRegistry &metrics, const RouteForwarding &route, const Outcome &o)
 {
     metrics.add(metric::requestsTotal, metric::requestLabels(route.modelId, o.status));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "forward/routehealth.h"
+#include "upstream/upstreamtransport.h"
 
 #include <QByteArray>
 #include <QString>
@@ -45,6 +46,11 @@ struct Outcome
     QString peer;               // " (ADDR:PORT)" for the log line, when the transport knows it
     QByteArray clientRequestId; // the X-Request-Id the client got
 };
+
+// " (127.0.0.1:8000)" for a log line, or empty when the transport does not know the peer.
+QString inParens(const QString &peer);
+// The route's last_failure sentence for an attempt that got no head: never an address.
+QString whatFailed(UpstreamCall::Failure failure, bool timedOut, const QString &timeoutText);
 
 // slp_requests_total, and slp_responses_broken_total for a relayed answer cut short.
 void countRequest(MetricsRegistry &metrics, const RouteForwarding &route, const Outcome &o);

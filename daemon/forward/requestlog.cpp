@@ -109,6 +109,18 @@ void RequestLog::completed(int status, qint64 latencyNs, qint64 bytesDown) const
                    QString::number(m_plan.request.body.size()), QString::number(bytesDown)));
 }
 
+void RequestLog::tunnelClosed(qint64 bytesUp, qint64 bytesDown, qint64 openMs, const QString &how,
+                              bool clean) const
+{
+    if (clean && !m_plan.logRequests)
+        return;
+    write(clean ? QtInfoMsg : QtWarningMsg,
+          QStringLiteral("tunnel for model %1 %2 after %3 (%4 B up, %5 B down)")
+              .arg(bareForLog(m_plan.route->modelId.toUtf8()), how,
+                   formatLatency(openMs * 1'000'000), QString::number(bytesUp),
+                   QString::number(bytesDown)));
+}
+
 void RequestLog::clientGone() const
 {
     if (m_plan.logRequests) {

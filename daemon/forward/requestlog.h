@@ -34,6 +34,10 @@ public:
     // With log_requests only.
     void completed(int status, qint64 latencyNs, qint64 bytesDown) const;
     void clientGone() const;
+    // A WebSocket tunnel closed: the bytes each way and how long it was open. With
+    // log_requests, or always when it did not close cleanly (`clean`).
+    void tunnelClosed(qint64 bytesUp, qint64 bytesDown, qint64 openMs, const QString &how,
+                      bool clean) const;
 
 private:
     void write(QtMsgType type, const QString &what) const;

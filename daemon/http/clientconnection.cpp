@@ -2,8 +2,11 @@
 #include "http/clientconnection.h"
 
 #include "http/inboundhandoff.h"
+#include "wire/http1.h"
 
 #include <QTcpSocket>
+
+#include <fcntl.h>
 
 namespace slp {
 
@@ -78,7 +81,9 @@ void ClientConnection::onReadyRead()
         m_socket->readAll(); // nothing more is read from a connection being closed
         return;
     }
-    if (m_waitingForBudget) {
+    if (m_tunneled)
+        return;
+    if (m_waitingForBudget || (m_upgradeAsked && !m_awaitingDispatch)) {
         hideUnread();
         return;
     }
@@ -110,6 +115,9 @@ bool ClientConnection::readHead()
         return true;
     }
     m_headerTimer.stop();
+    const RequestHead &head = m_framer.head();
+    m_upgradeAsked =
+        isWebSocketUpgradeRequest(head.method, head.headers, m_framer.wantsBodyBytes() ? 1 : 0);
     answerExpect(available, headBytes);
     // The body's deadline runs from the end of the head, not from each read: a trickle
     // cannot hold the connection forever.
@@ -296,8 +304,39 @@ ResponseWriter *ClientConnection::openWriter(const ResponseContext &context)
     return m_responses.open(context);
 }
 
+int ClientConnection::takeForTunnel(QByteArray *early)
+{
+    if (!m_socket || m_socket->state() != QAbstractSocket::ConnectedState || m_tunneled)
+        return -1;
+    const int fd = ::fcntl(int(m_socket->socketDescriptor()), F_DUPFD_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    m_tunneled = true;
+    m_headerTimer.stop();
+    m_idleTimer.stop();
+    m_bodyTimer.stop();
+    if (m_socket->isTransactionStarted())
+        m_socket->rollbackTransaction();
+    *early = m_socket->readAll();
+    // Nothing acts on the socket any more: not QtHttpServer's reader, nor its delete on
+    // disconnect, nor the response queue, nor this connection. `destroyed` stays connected:
+    // the listener gives the connection's place back when the tunnel deletes the socket.
+    QTcpSocket *socket = m_socket;
+    QObject::disconnect(socket, &QIODevice::readyRead, nullptr, nullptr);
+    QObject::disconnect(socket, &QIODevice::bytesWritten, nullptr, nullptr);
+    QObject::disconnect(socket, &QAbstractSocket::disconnected, nullptr, nullptr);
+    QObject::disconnect(socket, &QAbstractSocket::errorOccurred, nullptr, nullptr);
+    QObject::disconnect(socket, &QAbstractSocket::stateChanged, nullptr, nullptr);
+    QObject::disconnect(socket, &QIODevice::aboutToClose, nullptr, nullptr);
+    // Qt closes its descriptor; the duplicate keeps the connection open (no FIN is sent).
+    socket->abort();
+    return fd;
+}
+
 void ClientConnection::beginShutdown()
 {
+    if (m_tunneled)
+        return; // a tunnel is closed by its own end, or when the shutdown grace is over
     m_responses.closeAfterOwed();
     if (!m_socket || m_responses.isClosing())
         return;
@@ -342,6 +381,8 @@ void ClientConnection::onBodyTimeout()
 
 void ClientConnection::armIdleTimer()
 {
+    if (m_tunneled)
+        return;
     // Not while a request is still arriving: its body has its own timer.
     if (m_responses.isEmpty() && !m_responses.isClosing() && !m_headerTimer.isActive() &&
         m_framer.inHead())

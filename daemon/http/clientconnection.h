@@ -55,6 +55,12 @@ public:
     // Shutdown: an idle connection closes now; a busy one closes after the responses it owes
     // (and a request that still arrives on it is answered with Connection: close).
     void beginShutdown();
+    // The connection leaves HTTP for a WebSocket tunnel: its descriptor (now the caller's; -1
+    // when the connection is gone) and, in `early`, the bytes the client sent after its
+    // upgrade request. From here the QTcpSocket is closed and nothing reads or answers on it;
+    // it only owns this object until the tunnel deletes it.
+    int takeForTunnel(QByteArray *early);
+    bool isTunneled() const { return m_tunneled; }
 
     static constexpr qint64 kHighWater = ResponseQueue::kHighWater;
     // A chunked body is validated and decoded from at most this much of a read at a time.
@@ -104,6 +110,10 @@ private:
     std::vector<std::unique_ptr<BodyBudget::Lease>> m_leases; // the current body's memory
     qint64 m_reserved = 0;
     bool m_rejected = false;
+    // A WebSocket upgrade was asked: after its head, the bytes are the tunnel's, never read as
+    // HTTP (they wait in the socket until the router tunnels or answers and closes).
+    bool m_upgradeAsked = false;
+    bool m_tunneled = false;
     QTimer m_headerTimer;
     QTimer m_idleTimer;
     // Runs from the end of a request's head until Qt dispatches it: the whole body must arrive

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "http/inboundhandoff.h"
 
+#include "wire/http1.h"
+
 namespace slp {
 
 InboundHandoff::InboundHandoff(RequestHead head, const QByteArray &dispatchedBody,
@@ -15,11 +17,14 @@ InboundHandoff::InboundHandoff(RequestHead head, const QByteArray &dispatchedBod
         return;
     }
     m_request.method = std::move(head.method);
-    m_request.target = std::move(head.target);
+    m_request.setTarget(std::move(head.target));
     m_request.headers = std::move(head.headers);
     m_request.body = dispatchedBody;
     m_request.clientAddress = clientAddress(peer);
-    m_context.keepAlive = head.keepAlive;
+    // After an upgrade request the connection is a tunnel or nothing: an answer closes it.
+    m_context.keepAlive =
+        head.keepAlive &&
+        !isWebSocketUpgradeRequest(m_request.method, m_request.headers, m_request.body.size());
     m_context.versionMinor = head.versionMinor;
     m_context.headRequest = m_request.method == "HEAD";
 }

@@ -15,9 +15,20 @@ struct InboundRequest
 {
     QByteArray method;
     QByteArray target;  // path and query exactly as sent
+    QByteArray path;    // the target up to its '?', split once where the request is handed over
+    QByteArray query;   // after the '?' (empty when none)
     HeaderList headers; // in order, repeats kept
     QByteArray body;
     QByteArray clientAddress;
+
+    // Sets the target and splits it into path and query, once.
+    void setTarget(QByteArray raw)
+    {
+        target = std::move(raw);
+        const qsizetype question = target.indexOf('?');
+        path = question < 0 ? target : target.left(question);
+        query = question < 0 ? QByteArray() : target.mid(question + 1);
+    }
 };
 
 // What the front hands each request to (qBittorrent's pattern: parse, route and write never

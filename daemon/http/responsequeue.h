@@ -31,6 +31,7 @@ public:
     // connection is at most one exchange at a time, in order.
     void dispatch(InboundRequest request, ResponseWriter *writer, RequestHandler &handler);
     bool isEmpty() const { return m_writers.isEmpty(); }
+    QTcpSocket *socket() const { return m_socket; }
     // A response that closes the connection is queued: nothing after it is handled.
     bool isClosingAfterResponse() const { return m_closeQueued; }
     // Shutdown: every response owed, and every one opened from now on, closes the connection

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "http/responsewriter.h"
 
+#include "http/clientconnection.h"
 #include "http/errorbody.h"
 #include "http/responsequeue.h"
 #include "observe/requestid.h"
@@ -147,6 +148,15 @@ void ResponseWriter::writeContinue()
     m_context.keepAlive = true; // the final response follows in its own writer
     m_finished = true;
     advanceQueue();
+}
+
+int ResponseWriter::takeConnection(QByteArray *early, QObject **owner)
+{
+    ClientConnection *connection = m_queue ? ClientConnection::of(m_queue->socket()) : nullptr;
+    if (!connection || !m_queue->isTurnOf(this))
+        return -1;
+    *owner = m_queue->socket();
+    return connection->takeForTunnel(early);
 }
 
 void ResponseWriter::put(const QByteArray &bytes)

@@ -79,6 +79,11 @@ public:
     // An interim 100 Continue, queued like any response so it can never land inside an
     // earlier response still being written.
     void writeContinue();
+    // A WebSocket tunnel takes the client connection from HTTP (ClientConnection::
+    // takeForTunnel): its descriptor, now the caller's, or -1; `early` gets the bytes the client
+    // sent after its request; `owner` the closed socket object, to deleteLater() when the
+    // tunnel ends (what hangs on it, this writer included, goes with it).
+    int takeConnection(QByteArray *early, QObject **owner);
     // For the queue: the bytes written before this writer's turn, handed over once.
     QByteArray takeHeld() { return std::exchange(m_held, {}); }
 

@@ -18,6 +18,11 @@ struct SocketFileId
 int openUnixListenSocket(const QString &path, int mode, int backlog, QString *error,
                          SocketFileId *file);
 
+// Connects a non-blocking, close-on-exec stream socket to the Unix socket at `path` (a
+// Unix socket connects or fails at once). -1 on failure, with `error` the errno and
+// `message` saying what failed.
+int connectUnixSocket(const QString &path, int *error, QString *message);
+
 // Removes the socket file at `path` if it is still the one slp made (same device and inode),
 // so a newer slp's socket at that path is never taken away.
 void removeUnixSocketFile(const QString &path, const SocketFileId &file);

@@ -202,6 +202,12 @@ void declareSlpMetrics(MetricsRegistry &registry)
     registry.declare(metric::bodyReadsPaused, T::Counter,
                      QStringLiteral("Request bodies whose reading waited for "
                                     "max_buffered_body_bytes."));
+    registry.declare(metric::openTunnels, T::Gauge,
+                     QStringLiteral("WebSocket tunnels open now, by route."));
+    registry.declare(metric::tunnelBytes, T::Counter,
+                     QStringLiteral("Bytes carried by closed WebSocket tunnels, by route and "
+                                    "direction (up: client to upstream; down: upstream to "
+                                    "client)."));
 }
 
 PromLabels metric::modelLabels(const QString &modelId)

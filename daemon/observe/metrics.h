@@ -81,6 +81,8 @@ inline const QString responsesBroken = QStringLiteral("slp_responses_broken_tota
 inline const QString routeState = QStringLiteral("slp_route_state");
 inline const QString bufferedBodyBytes = QStringLiteral("slp_buffered_body_bytes");
 inline const QString bodyReadsPaused = QStringLiteral("slp_body_reads_paused_total");
+inline const QString openTunnels = QStringLiteral("slp_open_tunnels");
+inline const QString tunnelBytes = QStringLiteral("slp_tunnel_bytes_total");
 
 // Requests whose model is missing or not routed: never the client's string as a label.
 inline const QString unknownModel = QStringLiteral("unknown");

@@ -7,12 +7,14 @@
 #include "forward/forwardheaders.h"
 #include "forward/forwardplan.h"
 #include "forward/routehealth.h"
+#include "forward/tunnelexchange.h"
 #include "http/responsewriter.h"
 #include "observe/logging.h"
 #include "observe/metrics.h"
 #include "observe/requestid.h"
 #include "routing/modellocator.h"
 #include "routing/routetable.h"
+#include "wire/upgradetarget.h"
 
 #include <QUrlQuery>
 
@@ -48,9 +50,8 @@ Catalog RequestRouter::catalogWithHealth() const
 
 void RequestRouter::handle(InboundRequest request, ResponseWriter *writer)
 {
-    const qsizetype q = request.target.indexOf('?');
-    const QByteArray path = q < 0 ? request.target : request.target.left(q);
-    const QByteArray query = q < 0 ? QByteArray() : request.target.mid(q + 1);
+    const QByteArray &path = request.path;
+    const QByteArray &query = request.query;
     const bool get = request.method == "GET";
 
     if (path == "/healthz") {
@@ -79,17 +80,15 @@ void RequestRouter::handle(InboundRequest request, ResponseWriter *writer)
             return answerError(writer, 404, QStringLiteral("The model `%1` does not exist").arg(id),
                                "model_not_found", QStringLiteral("model"));
         }
-        // The list's single entry is the object OpenAI's retrieve-model endpoint returns.
-        Catalog one;
-        one.created = m_options.startedAt;
-        one.entries = {m_table->catalogEntry(index)};
-        const QByteArray list = catalogToJson(one, false);
-        const qsizetype open = list.indexOf('[');
-        const qsizetype close = list.lastIndexOf(']');
-        return writer->respond(200, "application/json", list.mid(open + 1, close - open - 1),
-                               newRequestId());
+        // The object OpenAI's retrieve-model endpoint returns.
+        return writer->respond(
+            200, "application/json",
+            catalogEntryToJson(m_table->catalogEntry(index), m_options.startedAt) + '\n',
+            newRequestId());
     }
     if (path.startsWith("/v1/")) {
+        if (isWebSocketUpgradeRequest(request.method, request.headers, request.body.size()))
+            return tunnel(request, writer);
         if (request.method != "POST") {
             return answerError(
                 writer, 405,
@@ -111,13 +110,8 @@ void RequestRouter::forward(InboundRequest &request, ResponseWriter *writer)
     const auto countUnknown = [this](int status) {
         m_metrics.add(metric::requestsTotal, metric::requestLabels(metric::unknownModel, status));
     };
-    if (request.body.size() > m_options.maxBodyBytes) {
-        countUnknown(413);
-        return answerError(writer, 413,
-                           QStringLiteral("request body is larger than max_body_bytes (%1 bytes)")
-                               .arg(m_options.maxBodyBytes));
-    }
-
+    // max_body_bytes was enforced where the body was read (RequestFramer): a larger one never
+    // gets here.
     // 1. read the model id: one pass, no document built; where depends on the media type.
     const ModelLocation scan = ModelLocation::locate(request.headers, request.body);
     if (scan.status() != 0) {
@@ -153,8 +147,47 @@ void RequestRouter::forward(InboundRequest &request, ResponseWriter *writer)
     exchange->start();
 }
 
-ForwardPlan RequestRouter::planFor(qsizetype index, const ModelLocation &scan,
-                                   InboundRequest &request) const
+void RequestRouter::tunnel(InboundRequest &request, ResponseWriter *writer)
+{
+    const auto refuse = [&](int status, const QString &message) {
+        m_metrics.add(metric::requestsTotal, metric::requestLabels(metric::unknownModel, status));
+        answerError(writer, status, message, status == 404 ? "model_not_found" : "invalid_request",
+                    QStringLiteral("model"));
+    };
+    const UpgradeModel model = findUpgradeModel(request.target);
+    if (!model.found) {
+        return refuse(400, QStringLiteral("WebSocket upgrade has no model query parameter: "
+                                          "add ?model=ID to the URL (GET /v1/models lists them)"));
+    }
+    if (model.id.isEmpty())
+        return refuse(400, QStringLiteral("WebSocket upgrade has an empty model query parameter"));
+    if (model.id.size() > 256)
+        return refuse(400, QStringLiteral("model query parameter is longer than 256 bytes"));
+    const QString id = QString::fromUtf8(model.id);
+    if (id.toUtf8() != model.id)
+        return refuse(400, QStringLiteral("model query parameter is not valid UTF-8"));
+    const qsizetype index = m_table->find(id);
+    if (index < 0) {
+        return refuse(404, QStringLiteral("The model `%1` does not exist: GET /v1/models lists "
+                                          "the models served here")
+                               .arg(id));
+    }
+    ForwardPlan plan = basePlan(index, request);
+    // Rename: only the parameter's value changes; the rest of the target stays verbatim.
+    const QString upstreamModel = m_table->upstreamModel(index);
+    if (!upstreamModel.isEmpty() && upstreamModel != id) {
+        plan.renamedTo = upstreamModel;
+        plan.request.target = renameUpgradeModel(request.target, model, upstreamModel.toUtf8());
+    }
+    // The one case where hop-by-hop headers pass: the upgrade itself.
+    plan.request.headers.append({QByteArrayLiteral("Connection"), QByteArrayLiteral("Upgrade")});
+    plan.request.headers.append(
+        {QByteArrayLiteral("Upgrade"), headerValue(request.headers, "upgrade")});
+    auto *exchange = new TunnelExchange(std::move(plan), m_metrics, writer); // owned by writer
+    exchange->start();
+}
+
+ForwardPlan RequestRouter::basePlan(qsizetype index, InboundRequest &request) const
 {
     ForwardPlan plan;
     plan.route = m_table->forwarding(index);
@@ -173,29 +206,41 @@ ForwardPlan RequestRouter::planFor(qsizetype index, const ModelLocation &scan,
     plan.request.originUrl = plan.route->originUrl;
     plan.request.target = request.target; // verbatim, for transports that can send it so
     plan.request.headers = std::move(headers.forward);
+    return plan;
+}
+
+ForwardPlan RequestRouter::planFor(qsizetype index, const ModelLocation &scan,
+                                   InboundRequest &request) const
+{
+    ForwardPlan plan = basePlan(index, request);
 
     // Rename: only the bytes of the model value change.
     const QString upstreamModel = m_table->upstreamModel(index);
     const bool rename = !upstreamModel.isEmpty() && upstreamModel != scan.model();
     plan.renamedTo = rename ? upstreamModel : QString();
-    // aggregate: a non-streaming chat/completions request goes upstream with "stream": true,
-    // so the route timeout bounds time to first token; the logprobs family stays as asked.
-    const qsizetype query = request.target.indexOf('?');
-    const QByteArray path = query < 0 ? request.target : request.target.left(query);
-    const bool chat = path == "/v1/chat/completions";
-    const BodyScan &json = scan.json();
-    if (m_table->route(index).aggregate && (chat || path == "/v1/completions") &&
-        scan.kind() == ModelLocation::Kind::Json && json.stream != BodyScan::Stream::True &&
-        !json.wantsLogprobs)
-        plan.request.body = spliceStreamTrue(request.body, json, plan.renamedTo);
-    if (!plan.request.body.isEmpty()) {
-        plan.aggregate = chat ? ForwardPlan::Aggregate::Chat : ForwardPlan::Aggregate::Completion;
-        plan.maxAnswerBytes = m_options.maxBodyBytes;
+    plan.aggregate = wantsAggregate(m_table->route(index).aggregate, request.path, scan);
+    if (plan.aggregate != ForwardPlan::Aggregate::Off) {
+        plan.request.body = spliceStreamTrue(request.body, scan.json(), plan.renamedTo);
+        plan.maxAnswerBytes = m_options.maxAnswerBytes;
     } else {
         plan.request.body =
             rename ? scan.renamed(request.body, upstreamModel) : std::move(request.body);
     }
     return plan;
+}
+
+ForwardPlan::Aggregate RequestRouter::wantsAggregate(bool routeAggregates, const QByteArray &path,
+                                                     const ModelLocation &scan)
+{
+    // A non-streaming chat/completions request on an aggregate route goes upstream with
+    // "stream": true, so the route timeout bounds time to first token; the logprobs family
+    // stays as asked (its streamed shape differs).
+    const bool chat = path == "/v1/chat/completions";
+    if (!routeAggregates || !(chat || path == "/v1/completions") ||
+        scan.kind() != ModelLocation::Kind::Json || scan.json().stream == BodyScan::Stream::True ||
+        scan.json().wantsLogprobs)
+        return ForwardPlan::Aggregate::Off;
+    return chat ? ForwardPlan::Aggregate::Chat : ForwardPlan::Aggregate::Completion;
 }
 
 // Once per process, whichever worker thread sees the first client id.

@@ -22,14 +22,18 @@ class ModelLocation;
 struct RouterOptions
 {
     bool logRequests = false;
-    qint64 maxBodyBytes = 64ll << 20;
+    // max_body_bytes: the framer refuses larger request bodies; here it bounds the answer an
+    // aggregate route reassembles, which is buffered like a request body.
+    qint64 maxAnswerBytes = 64ll << 20;
     qint64 startedAt = 0;                 // unix seconds, the catalog's "created"
     ExchangeCounter *exchanges = nullptr; // every exchange counts itself here (drain)
     RouteHealthBoard *health = nullptr;   // every exchange reports its outcome here
 };
 
 // The request path in one screen: SLP's own endpoints, then for a POST under /v1/ read the
-// model id, look it up, rename if the route says so, and hand it to a ForwardExchange.
+// model id, look it up, rename if the route says so, and hand it to a ForwardExchange; for a
+// WebSocket upgrade under /v1/ the same with the `model` query parameter and a
+// TunnelExchange.
 class RequestRouter : public RequestHandler
 {
 public:
@@ -44,9 +48,16 @@ public:
 
 private:
     void forward(InboundRequest &request, ResponseWriter *writer);
+    // A WebSocket upgrade under /v1/: routed by its `model` query parameter.
+    void tunnel(InboundRequest &request, ResponseWriter *writer);
+    // What both kinds of request share once the route is known: ids, trace, headers.
+    ForwardPlan basePlan(qsizetype index, InboundRequest &request) const;
     Catalog catalogWithHealth() const;
     ForwardPlan planFor(qsizetype index, const ModelLocation &scan, InboundRequest &request) const;
     static void noteIgnoredClientId(const ForwardPlan &plan);
+    // Whether the answer is reassembled from a stream (aggregate: true routes), and as what.
+    static ForwardPlan::Aggregate wantsAggregate(bool routeAggregates, const QByteArray &path,
+                                                 const ModelLocation &scan);
     void answerError(ResponseWriter *writer, int status, const QString &message,
                      const QByteArray &code = {}, const QString &param = {});
 

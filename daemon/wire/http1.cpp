@@ -6,9 +6,46 @@ namespace slp {
 QByteArray headerValue(const HeaderList &headers, QByteArrayView name)
 {
     for (const auto &[n, v] : headers)
-        if (QByteArrayView(n).compare(name, Qt::CaseInsensitive) == 0)
+        if (equalsNoCase(n, name))
             return v;
     return {};
+}
+
+bool equalsNoCase(QByteArrayView a, QByteArrayView b)
+{
+    return a.compare(b, Qt::CaseInsensitive) == 0;
+}
+
+bool hasToken(QByteArrayView value, QByteArrayView token)
+{
+    while (!value.isEmpty()) {
+        qsizetype comma = value.indexOf(',');
+        if (comma < 0)
+            comma = value.size();
+        if (equalsNoCase(value.first(comma).trimmed(), token))
+            return true;
+        value = value.sliced(std::min(comma + 1, value.size()));
+    }
+    return false;
+}
+
+bool anyHeaderHasToken(const HeaderList &headers, QByteArrayView name, QByteArrayView token)
+{
+    for (const auto &[n, v] : headers)
+        if (equalsNoCase(n, name) && hasToken(v, token))
+            return true;
+    return false;
+}
+
+bool asksWebSocketUpgrade(const HeaderList &headers)
+{
+    return anyHeaderHasToken(headers, "upgrade", "websocket") &&
+           anyHeaderHasToken(headers, "connection", "upgrade");
+}
+
+bool isWebSocketUpgradeRequest(QByteArrayView method, const HeaderList &headers, qint64 bodyBytes)
+{
+    return method == "GET" && bodyBytes <= 0 && asksWebSocketUpgrade(headers);
 }
 
 bool statusHasNoBody(int status)

@@ -17,6 +17,20 @@ using HeaderList = QList<QPair<QByteArray, QByteArray>>;
 // First value of `name`, case-insensitive; empty when absent.
 QByteArray headerValue(const HeaderList &headers, QByteArrayView name);
 
+// ASCII case-insensitive equality: header names and tokens.
+bool equalsNoCase(QByteArrayView a, QByteArrayView b);
+// Whether the comma-separated list `value` (Connection, Upgrade) holds `token`, compared
+// without case, each element trimmed of optional whitespace.
+bool hasToken(QByteArrayView value, QByteArrayView token);
+// Whether any `name` field of `headers` holds `token` (a list may be split across fields).
+bool anyHeaderHasToken(const HeaderList &headers, QByteArrayView name, QByteArrayView token);
+// A request asking to switch to WebSocket: `Upgrade: websocket` and `Connection: upgrade`
+// (RFC 6455 4.1); the method and version are the caller's to check.
+bool asksWebSocketUpgrade(const HeaderList &headers);
+// What SLP tunnels: a GET without a body that asks for WebSocket. Everything else with an
+// Upgrade header is an ordinary request (the header is hop-by-hop and goes no further).
+bool isWebSocketUpgradeRequest(QByteArrayView method, const HeaderList &headers, qint64 bodyBytes);
+
 // 1xx, 204 and 304 never carry a body (RFC 9110 section 6.4.1), whatever their head says.
 bool statusHasNoBody(int status);
 

@@ -48,6 +48,7 @@ int main(int argc, char **argv)
         {"models", "Comma-separated served models; empty = accept any model.", "list"});
     parser.addOption({"id-prefix", "Prefix of X-Request-Id values.", "prefix", "gdqz"});
     parser.addOption({"unix", "Also serve on a Unix socket at PATH.", "path"});
+    parser.addOption({"ws-refuse", "Answer every WebSocket upgrade 403."});
     parser.process(app);
     if (!parser.positionalArguments().isEmpty()) {
         std::fprintf(stderr, "mock_upstream: unexpected argument %s\n",
@@ -82,6 +83,7 @@ int main(int argc, char **argv)
     }
 
     slp::mock::MockServer server(models, parser.value("id-prefix").toLatin1());
+    server.setRefusesWebSockets(parser.isSet("ws-refuse"));
     if (!server.listen(address, static_cast<quint16>(port))) {
         std::fprintf(stderr, "mock_upstream: cannot listen on %s: %s\n", qPrintable(listen),
                      qPrintable(server.errorString()));

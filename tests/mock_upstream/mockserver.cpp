@@ -3,6 +3,7 @@
 
 #include "multipartreply.h"
 #include "payloads.h"
+#include "wssession.h"
 
 #include <QCryptographicHash>
 #include <QDateTime>
@@ -562,6 +563,11 @@ void Connection::dispatch(Request request)
     }
     if (m_knobs.closeDelimited)
         m_keepAlive = false;
+    if (path == "/v1/realtime" && request.method == "GET" &&
+        request.header("upgrade").toLower() == "websocket") {
+        upgradeToWebSocket(request, requestId);
+        return;
+    }
 
     const int delay = m_knobs.delayMs;
     if (m_knobs.status > 0) {
@@ -618,6 +624,33 @@ void Connection::dispatch(Request request)
         return;
     }
     respondSimple(request, requestId, 404, "application/json", "{\"detail\":\"Not Found\"}", delay);
+}
+
+// A Realtime-like WebSocket session (wssession.h) on this connection, or a 403 with
+// --ws-refuse, or a 400 for a handshake RFC 6455 does not allow.
+void Connection::upgradeToWebSocket(const Request &request, const QByteArray &requestId)
+{
+    const QByteArray key = request.header("sec-websocket-key");
+    if (m_server->refusesWebSockets() || key.isEmpty() ||
+        request.header("sec-websocket-version") != "13") {
+        m_keepAlive = false;
+        const int status = m_server->refusesWebSockets() ? 403 : 400;
+        respondSimple(request, requestId, status, "application/json",
+                      errorBody(status, QStringLiteral("mock refuses the upgrade")), 0);
+        return;
+    }
+    QList<QByteArray> extra{"upgrade: websocket", "connection: Upgrade",
+                            "sec-websocket-accept: " + ws::acceptFor(key)};
+    const QByteArray protocols = request.header("sec-websocket-protocol");
+    if (!protocols.isEmpty())
+        extra << "sec-websocket-protocol: " + protocols.split(',').first().trimmed();
+    m_socket->write(head(101, requestId, extra, request));
+    // The socket leaves HTTP: the session reads it from now on; this connection only still
+    // hears its end (onDisconnected), for the server's counts.
+    disconnect(m_socket, &QTcpSocket::readyRead, this, nullptr);
+    const QUrlQuery query(QString::fromUtf8(request.query()));
+    new WsSession(m_socket, query.queryItemValue("model", QUrl::FullyDecoded).toUtf8(),
+                  request.target, std::exchange(m_in, {})); // a Qt child of the socket
 }
 
 void Connection::respondGenerated(const Request &request, const QByteArray &requestId)

@@ -77,6 +77,9 @@ public:
     Reply handleControl(const Request &request);
     Reply modelsReply() const;
     const QStringList &models() const { return m_models; }
+    // --ws-refuse: every WebSocket upgrade is answered 403.
+    void setRefusesWebSockets(bool refuse) { m_refusesWebSockets = refuse; }
+    bool refusesWebSockets() const { return m_refusesWebSockets; }
 
 private:
     void onNewConnection(QTcpServer *server);
@@ -93,6 +96,7 @@ private:
     QByteArray m_modelsRaw;
     bool m_modelsRawSet = false;
     int m_modelsDelayMs = 0;
+    bool m_refusesWebSockets = false;
 
     QList<RecordedRequest> m_records;
     qint64 m_nextSeq = 1;
@@ -166,6 +170,7 @@ private:
     void processInput();
     void dispatch(Request request);
     void respondGenerated(const Request &request, const QByteArray &requestId);
+    void upgradeToWebSocket(const Request &request, const QByteArray &requestId);
     void respondSimple(const Request &request, const QByteArray &requestId, int status,
                        const QByteArray &contentType, const QByteArray &body, int delayMs,
                        bool gzip = false, qint64 dropAfterBytes = -1);

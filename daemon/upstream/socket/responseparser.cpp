@@ -24,11 +24,14 @@ ResponseParser::ResponseParser()
     reset(false);
 }
 
-void ResponseParser::reset(bool headRequest)
+void ResponseParser::reset(bool headRequest, bool acceptUpgrade)
 {
     http_parser_init(&m_parser, HTTP_RESPONSE);
     m_parser.data = this;
     m_headRequest = headRequest;
+    m_acceptUpgrade = acceptUpgrade;
+    m_upgraded = false;
+    m_upgradeBytes.clear();
     m_pendingHead = UpstreamHead();
     m_field.clear();
     m_value.clear();
@@ -46,6 +49,10 @@ void ResponseParser::reset(bool headRequest)
 
 void ResponseParser::feed(const QByteArray &data)
 {
+    if (m_upgraded) {
+        m_upgradeBytes.append(data); // past the 101: not HTTP any more
+        return;
+    }
     if (hasError())
         return;
     m_feeding = &data;
@@ -64,6 +71,10 @@ void ResponseParser::feed(const QByteArray &data)
         http_parser_pause(&m_parser, 0); // an interim head ended: the next status line follows
     }
     m_feeding = nullptr;
+    if (m_upgraded) {
+        m_upgradeBytes = data.mid(offset);
+        return;
+    }
     if (m_messageComplete && offset < size)
         m_extraBytes = true; // bytes after the response: the connection is spent
 }
@@ -105,7 +116,7 @@ bool ResponseParser::hasError() const
         return true;
     const auto error = HTTP_PARSER_ERRNO(&m_parser);
     // A pause is how a complete response stops the parser, not an error.
-    return (error != HPE_OK && error != HPE_PAUSED) || m_parser.upgrade;
+    return (error != HPE_OK && error != HPE_PAUSED) || (m_parser.upgrade && !m_upgraded);
 }
 
 QString ResponseParser::errorText() const
@@ -165,8 +176,16 @@ int ResponseParser::headersComplete()
 {
     endHeader();
     const int status = int(m_parser.status_code);
-    if (status == 101)
-        return -1; // SLP never asks to switch protocols
+    if (status == 101) {
+        // Only an upgrade SLP relays may switch, and only with Upgrade and Connection:
+        // upgrade (http-parser sets `upgrade` for exactly that).
+        if (!m_acceptUpgrade || !m_parser.upgrade)
+            return -1;
+        m_upgraded = true;
+        m_pendingHead.status = status;
+        m_headPending = true;
+        return 1; // no body: what follows is the new protocol's
+    }
     // http-parser 2.9 skips the body of a 1xx, 204 or 304 only when it has no
     // Content-Length: these never have one, whatever the head says (RFC 9112 6.3).
     if (status >= 100 && status < 200) {

@@ -26,8 +26,10 @@ public:
     ResponseParser(const ResponseParser &) = delete;
     ResponseParser &operator=(const ResponseParser &) = delete;
 
-    // Ready for a new response; `headRequest`: it answers a HEAD (a length but no body).
-    void reset(bool headRequest);
+    // Ready for a new response; `headRequest`: it answers a HEAD (a length but no body);
+    // `acceptUpgrade`: it answers a WebSocket upgrade, so a 101 with Upgrade and Connection
+    // is the final head, after which the connection carries another protocol.
+    void reset(bool headRequest, bool acceptUpgrade = false);
     // Parses `data`; body bytes are queued for read().
     void feed(const QByteArray &data);
     // The peer closed: ends a close-delimited body (anything else still open is an error).
@@ -44,6 +46,10 @@ public:
     bool isComplete() const { return m_messageComplete; }
     bool hasExtraBytes() const { return m_extraBytes; }
     bool keepAlive() const { return m_keepAlive; }
+    // The head was a 101 to an accepted upgrade: the bytes that followed it in the same reads
+    // are the new protocol's, handed over once.
+    bool isUpgraded() const { return m_upgraded; }
+    QByteArray takeUpgradeBytes() { return std::exchange(m_upgradeBytes, {}); }
 
     qint64 buffered() const { return m_buffered; }
     QByteArray read(qint64 maxBytes);
@@ -58,6 +64,9 @@ private:
 
     http_parser m_parser{};
     bool m_headRequest = false;
+    bool m_acceptUpgrade = false;
+    bool m_upgraded = false;
+    QByteArray m_upgradeBytes;
     const QByteArray *m_feeding = nullptr; // the piece being parsed
     UpstreamHead m_pendingHead;
     QByteArray m_field;

@@ -2,6 +2,7 @@
 #include "upstream/socket/socketcall.h"
 
 #include "net/directwrite.h"
+#include "net/unixsocket.h"
 #include "upstream/upstreamhead.h"
 
 #include <QNetworkProxy>
@@ -9,12 +10,8 @@
 #include <QSslSocket>
 #include <QTcpSocket>
 
-#include <QFile>
-
 #include <cerrno>
-#include <cstring>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 namespace slp {
@@ -114,23 +111,14 @@ void SocketCall::dial()
 // start() (the seam allows it).
 void SocketCall::dialUnix()
 {
-    const QByteArray path = QFile::encodeName(m_endpoint.unixPath);
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::memcpy(address.sun_path, path.constData(),
-                std::min<size_t>(size_t(path.size()), sizeof(address.sun_path) - 1));
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return fail(Failure::Other, m_endpoint.key + QStringLiteral(": ") + qt_error_string(errno));
-    if (::connect(fd, reinterpret_cast<const sockaddr *>(&address), sizeof(address)) != 0) {
-        const int error = errno;
-        ::close(fd);
+    int error = 0;
+    QString message;
+    const int fd = connectUnixSocket(m_endpoint.unixPath, &error, &message);
+    if (fd < 0) {
         // A missing file, a file nobody listens on, a full backlog: nothing reached the
         // upstream, so retry: true may dial once more.
         const bool refused = error == ECONNREFUSED || error == ENOENT || error == EAGAIN;
-        return fail(refused ? Failure::Refused : Failure::Other,
-                    QStringLiteral("connect to ") + m_endpoint.key + QStringLiteral(": ") +
-                        qt_error_string(error));
+        return fail(refused ? Failure::Refused : Failure::Other, message);
     }
     auto *socket = new QTcpSocket; // owned by this call (m_socket), then by the pool
     socket->setProxy(QNetworkProxy::NoProxy);

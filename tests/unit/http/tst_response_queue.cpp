@@ -35,7 +35,7 @@ InboundRequest request(const QByteArray &target)
 {
     InboundRequest r;
     r.method = "GET";
-    r.target = target;
+    r.setTarget(target);
     return r;
 }
 

@@ -598,6 +598,55 @@ private Q_SLOTS:
         QVERIFY(!o.complete);
     }
 
+    // An upgrade SLP relays: the 101 is the final head, and every byte after it, split at
+    // any point, is the new protocol's.
+    void acceptedUpgradeHandsOverTheRest()
+    {
+        const QByteArray head = "HTTP/1.1 101 Switching Protocols\r\n"
+                                "Upgrade: websocket\r\n"
+                                "Connection: Upgrade\r\n"
+                                "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
+                                "\r\n";
+        const QByteArray after = QByteArray("\x81\x05hello", 7) + "HTTP/1.1 200 OK\r\n";
+        const QByteArray all = head + after;
+        for (qsizetype split = 0; split <= all.size(); ++split) {
+            ResponseParser parser;
+            parser.reset(false, true);
+            parser.feed(all.left(split));
+            parser.feed(all.mid(split));
+            QVERIFY2(!parser.hasError(), qPrintable(parser.errorText()));
+            QVERIFY(parser.isUpgraded());
+            UpstreamHead got;
+            QVERIFY(parser.takeHead(&got));
+            QCOMPARE(got.status, 101);
+            QCOMPARE(got.headers.size(), 3);
+            QCOMPARE(parser.takeUpgradeBytes(), after);
+        }
+    }
+
+    void switchWithoutUpgradeHeadersIsAnError()
+    {
+        ResponseParser parser;
+        parser.reset(false, true);
+        parser.feed("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n");
+        QVERIFY(parser.hasError());
+        QVERIFY(!parser.isUpgraded());
+    }
+
+    void refusedUpgradeIsAnOrdinaryResponse()
+    {
+        ResponseParser parser;
+        parser.reset(false, true);
+        parser.feed("HTTP/1.1 403 Forbidden\r\nContent-Length: 2\r\n\r\nno");
+        QVERIFY(!parser.hasError());
+        QVERIFY(!parser.isUpgraded());
+        QVERIFY(parser.isComplete());
+        UpstreamHead got;
+        QVERIFY(parser.takeHead(&got));
+        QCOMPARE(got.status, 403);
+        QCOMPARE(parser.read(10), QByteArray("no"));
+    }
+
     void garbageIsAnError()
     {
         const Outcome o = parseEveryWay("SSH-2.0-OpenSSH_9.2\r\n");

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "forward/forwardplan.h"
+#include "forward/outcome.h"
+#include "forward/requestlog.h"
+#include "net/splice.h"
+#include "upstream/upstreamtransport.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+
+#include <memory>
+
+namespace slp {
+
+class MetricsRegistry;
+class ResponseWriter;
+class UpgradeDialer;
+
+// One WebSocket upgrade forwarded to one upstream, then the tunnel it becomes:
+//   Dialing --101--> Open (the upstream's 101 head to the client, then a Splice both ways)
+//   Dialing --another answer--> relayed as an ordinary response, Done
+//   Dialing --failure, or no head within the route's timeout--> 502, Done
+//   Open --either side ends, idle, or shutdown grace over--> Done (the close log line)
+// The upgrade is counted when its answer is known (slp_requests_total{code="101"} for a
+// tunnel); an open tunnel counts in slp_open_tunnels and keeps a drain waiting, as a request
+// in flight does. Owned by its writer (Qt child) while dialing; once open, by the client's
+// socket, which it deletes when the tunnel ends.
+class TunnelExchange : public QObject
+{
+    Q_OBJECT
+public:
+    // The size of each direction's buffer: as much as a relay holds for a slow client.
+    static constexpr qint64 kBufferBytes = 256 * 1024;
+
+    TunnelExchange(ForwardPlan plan, MetricsRegistry &metrics, ResponseWriter *writer);
+    ~TunnelExchange() override;
+
+    void start();
+    // Ends an open tunnel now (the shutdown grace is over).
+    void cut();
+
+private:
+    void onSwitched(const UpstreamHead &head);
+    void onAnswered(const UpstreamHead &head, const QByteArray &body);
+    void onFailed(UpstreamCall::Failure failure, const QString &detail);
+    void onTimeout();
+    void onClientGone();
+    void onSpliceEnded(Splice::End end);
+    // The 101 as the client gets it: the upstream's head, SLP's request id added when the
+    // upstream sent none.
+    QByteArray clientHead(const UpstreamHead &head);
+    void record(Ending how);
+
+    ForwardPlan m_plan;
+    const RouteForwarding &m_route{*m_plan.route};
+    RequestLog m_log{m_plan};
+    MetricsRegistry &m_metrics;
+    QPointer<ResponseWriter> m_writer;
+    std::unique_ptr<UpgradeDialer> m_dialer;
+    QTimer m_timeout;
+    QElapsedTimer m_since; // from the request to the 101, then the tunnel's open time
+    Outcome m_outcome;
+    Splice *m_splice = nullptr; // child, while open
+    QPointer<QObject> m_clientSocket;
+    bool m_timedOut = false;
+    qint64 m_switchHeadBytes = 0; // written first by the splice, not the tunnel's traffic
+};
+
+} // namespace slp
