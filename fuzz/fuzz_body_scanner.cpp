@@ -6,6 +6,7 @@
 // tests/support/json, shared with tst_body_scanner) are the only disagreements allowed.
 #include "body/bodyscanner.h"
 #include "jsonoracle.h"
+#include "jsonstring.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,64 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "debugcatalog.h"
 
+#include "jsonstring.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 
 namespace slp {
 
 namespace {
-
-// JSON string literal: '"', '\\' and control characters escaped, the rest as UTF-8. Lone
-// surrogates (never in a real id) become \uXXXX so the output stays valid UTF-8.
-void appendJsonString(QByteArray &out, const QString &s)
-{
-    static const char hex[] = "0123456789abcdef";
-    auto uEscape = [&](char16_t u) {
-        const char buf[6] = {
-            '\\',        'u', hex[(u >> 12) & 0xF], hex[(u >> 8) & 0xF], hex[(u >> 4) & 0xF],
-            hex[u & 0xF]};
-        out.append(buf, 6);
-    };
-    out += '"';
-    const qsizetype n = s.size();
-    for (qsizetype i = 0; i < n; ++i) {
-        const char16_t u = s.at(i).unicode();
-        if (u >= 0x20 && u < 0x80 && u != '"' && u != '\\') {
-            out += char(u);
-            continue;
-        }
-        switch (u) {
-        case '"':
-            out += "\\\"";
-            continue;
-        case '\\':
-            out += "\\\\";
-            continue;
-        case '\n':
-            out += "\\n";
-            continue;
-        case '\r':
-            out += "\\r";
-            continue;
-        case '\t':
-            out += "\\t";
-            continue;
-        default:
-            break;
-        }
-        if (u < 0x20) {
-            uEscape(u);
-        } else if (QChar::isHighSurrogate(u) && i + 1 < n && s.at(i + 1).isLowSurrogate()) {
-            out += s.mid(i, 2).toUtf8();
-            ++i;
-        } else if (QChar::isSurrogate(u)) {
-            uEscape(u);
-        } else {
-            out += QString(QChar(u)).toUtf8();
-        }
-    }
-    out += '"';
-}
 
 void appendMember(QByteArray &out, const char *key, const QString &value)
 {

@@ -69,16 +69,16 @@ QByteArray goFormatG(double v)
     return out;
 }
 
-} // namespace
-
-QString escapePromLabelValue(const QString &value)
+// The text format escapes backslash and newline in HELP lines, and the double quote too in
+// label values.
+QString escapePromText(const QString &text, bool quotes)
 {
     QString out;
-    out.reserve(value.size());
-    for (const QChar c : value)
+    out.reserve(text.size());
+    for (const QChar c : text)
         if (c == u'\\')
             out += u"\\\\";
-        else if (c == u'"')
+        else if (quotes && c == u'"')
             out += u"\\\"";
         else if (c == u'\n')
             out += u"\\n";
@@ -87,18 +87,16 @@ QString escapePromLabelValue(const QString &value)
     return out;
 }
 
+} // namespace
+
+QString escapePromLabelValue(const QString &value)
+{
+    return escapePromText(value, true);
+}
+
 QString escapePromHelp(const QString &help)
 {
-    QString out;
-    out.reserve(help.size());
-    for (const QChar c : help)
-        if (c == u'\\')
-            out += u"\\\\";
-        else if (c == u'\n')
-            out += u"\\n";
-        else
-            out += c;
-    return out;
+    return escapePromText(help, false);
 }
 
 QByteArray formatPromValue(double value)

@@ -2,11 +2,9 @@
 #include "aggregate/sseaggregator.h"
 
 #include <QJsonDocument>
+#include <QJsonParseError>
 
 #include <utility>
-
-// The SSE side of the aggregator: bytes in, lines, events, limits. What an event's JSON does
-// to the answer being assembled is in sseassembly.cpp.
 
 namespace slp {
 
@@ -14,58 +12,30 @@ namespace {
 // Slack for one pending event over the output limit: an event is the output piece plus its
 // JSON envelope, so a small limit must not reject the envelope itself.
 constexpr qint64 EventSlack = 1024 * 1024;
+
+QString preview(const QByteArray &data)
+{
+    const QByteArray head = data.left(80);
+    QString s = QString::fromUtf8(head);
+    for (QChar &ch : s)
+        if (ch.unicode() < 0x20)
+            ch = u' ';
+    return data.size() > 80 ? s + QStringLiteral("...") : s;
+}
 } // namespace
 
 SseAggregator::SseAggregator(Kind kind, qint64 maxOutputBytes)
-    : m_kind(kind), m_maxOutputBytes(maxOutputBytes), m_maxEventBytes(maxOutputBytes + EventSlack)
+    : m_reader(maxOutputBytes + EventSlack), m_answer(kind, maxOutputBytes)
 {}
 
 void SseAggregator::feed(QByteArrayView bytes)
 {
-    qsizetype pos = 0;
-    const qsizetype n = bytes.size();
-    while (pos < n && m_state == State::Streaming) {
-        if (m_skipLf) {
-            m_skipLf = false;
-            if (bytes[pos] == '\n') {
-                ++pos;
-                continue;
-            }
-        }
-        qsizetype end = pos;
-        while (end < n && bytes[end] != '\n' && bytes[end] != '\r')
-            ++end;
-        if (end == n) {
-            m_line.append(bytes.sliced(pos));
-            checkPending();
-            break;
-        }
-        m_skipLf = bytes[end] == '\r';
-        if (m_line.isEmpty()) {
-            processLine(bytes.sliced(pos, end - pos));
-        } else {
-            // the line started in an earlier feed(): only now is it whole (and its UTF-8 too)
-            m_line.append(bytes.sliced(pos, end - pos));
-            const QByteArray line = std::exchange(m_line, {});
-            processLine(line);
-        }
-        pos = end + 1;
-    }
-    releaseIfFinished();
-}
-
-void SseAggregator::releaseIfFinished()
-{
-    if (m_state == State::Streaming)
+    if (m_state != State::Streaming)
         return;
-    // nothing more will be read; what the result does not need can go now
-    m_line = {};
-    m_data = {};
-    if (m_state != State::Done) {
-        m_top = {};
-        m_choices.clear();
-        m_usage = QJsonValue::Null;
-    }
+    m_reader.feed(bytes, [this](const SseEventReader::Event &e) { return onEvent(e); });
+    if (m_reader.overLimit() && m_state == State::Streaming)
+        setMalformed(QStringLiteral("an SSE event exceeds %1 bytes").arg(m_reader.maxEventBytes()));
+    releaseIfFinished();
 }
 
 void SseAggregator::finishInput()
@@ -74,91 +44,118 @@ void SseAggregator::finishInput()
         return;
     // Lenient about a missing final line terminator or blank line: a complete "[DONE]" or error
     // event at EOF still counts; a truncated JSON event lands on the [DONE] check below.
-    if (!m_line.isEmpty()) {
-        const QByteArray line = std::exchange(m_line, {});
-        processLine(line);
-    }
-    if (m_state == State::Streaming && m_hasData) {
-        const QByteArray data = std::exchange(m_data, {});
-        m_hasData = false;
-        if (data.trimmed() == "[DONE]" || QJsonDocument::fromJson(data).isObject())
-            handleEvent(data);
-    }
+    QByteArray pending;
+    m_reader.finish([this](const SseEventReader::Event &e) { return onEvent(e); }, &pending);
+    if (m_reader.overLimit() && m_state == State::Streaming)
+        setMalformed(QStringLiteral("an SSE event exceeds %1 bytes").arg(m_reader.maxEventBytes()));
+    if (m_state == State::Streaming && !pending.isNull() &&
+        (pending.trimmed() == "[DONE]" || QJsonDocument::fromJson(pending).isObject()))
+        handleEvent(pending);
     if (m_state == State::Streaming)
         setMalformed(QStringLiteral("stream ended before data: [DONE]"));
     releaseIfFinished();
 }
 
-bool SseAggregator::checkPending()
+bool SseAggregator::onEvent(const SseEventReader::Event &event)
 {
-    if (m_line.size() + m_data.size() > m_maxEventBytes) {
-        setMalformed(QStringLiteral("an SSE event exceeds %1 bytes").arg(m_maxEventBytes));
-        return false;
+    if (!event.errorLine) {
+        handleEvent(event.data);
+        return m_state == State::Streaming;
     }
-    return true;
+    // Not SSE, but llama.cpp's server reports a failure mid-stream as one `error: {...}` line
+    // (and then ends without [DONE]); the object is the error itself.
+    const QJsonDocument doc = QJsonDocument::fromJson(event.data);
+    const QJsonValue inner = doc.object().value(QLatin1String("error"));
+    m_error = inner.isObject() ? inner
+              : doc.isObject() ? QJsonValue(doc.object())
+                               : QJsonValue(QString::fromUtf8(event.data));
+    m_state = State::UpstreamError;
+    return false;
 }
 
-void SseAggregator::processLine(QByteArrayView line)
+void SseAggregator::handleEvent(const QByteArray &data)
 {
-    if (m_atStart) {
-        m_atStart = false;
-        if (line.startsWith("\xEF\xBB\xBF"))
-            line = line.sliced(3);
-    }
-    if (line.isEmpty()) {
-        dispatchEvent();
+    ++m_eventCount;
+    const QByteArray trimmed = data.trimmed();
+    if (trimmed.isEmpty())
+        return; // "data:" with nothing: a keep-alive in all but name
+    if (trimmed == "[DONE]") {
+        m_state = State::Done;
         return;
     }
-    if (line.front() == ':')
-        return; // comment / keep-alive
-    const qsizetype colon = line.indexOf(':');
-    const QByteArrayView field = colon < 0 ? line : line.first(colon);
-    QByteArrayView value = colon < 0 ? QByteArrayView() : line.sliced(colon + 1);
-    if (value.startsWith(' '))
-        value = value.sliced(1);
-    if (field == "error") {
-        // Not SSE, but llama.cpp's server reports a failure mid-stream as one `error: {...}`
-        // line (and then ends without [DONE]); the object is the error itself.
-        const QJsonDocument doc = QJsonDocument::fromJson(value.toByteArray());
-        const QJsonValue inner = doc.object().value(QLatin1String("error"));
-        m_error = inner.isObject() ? inner
-                  : doc.isObject() ? QJsonValue(doc.object())
-                                   : QJsonValue(QString::fromUtf8(value));
+    QJsonParseError err;
+    const QJsonDocument doc = QJsonDocument::fromJson(data, &err);
+    if (err.error != QJsonParseError::NoError) {
+        return setMalformed(QStringLiteral("event %1: data is not JSON (%2 at offset %3): %4")
+                                .arg(m_eventCount)
+                                .arg(err.errorString())
+                                .arg(err.offset)
+                                .arg(preview(data)));
+    }
+    if (!doc.isObject()) {
+        return setMalformed(QStringLiteral("event %1: data is not a JSON object: %2")
+                                .arg(m_eventCount)
+                                .arg(preview(data)));
+    }
+    const QJsonObject obj = doc.object();
+    // In-band error: {"error":{...}} (vLLM, OpenAI) or a bare {"object":"error",...} (older vLLM)
+    const QJsonValue error = obj.value(QLatin1String("error"));
+    if (!error.isNull() && !error.isUndefined()) {
+        m_error = error;
         m_state = State::UpstreamError;
         return;
     }
-    if (field != "data")
-        return; // event:, id:, retry: and unknown fields do not affect the body
-    if (m_hasData)
-        m_data.append('\n');
-    m_data.append(value);
-    m_hasData = true;
-    checkPending();
+    if (obj.value(QLatin1String("object")).toString() == QLatin1String("error")) {
+        m_error = obj;
+        m_state = State::UpstreamError;
+        return;
+    }
+    if (!m_answer.apply(obj, m_eventCount)) {
+        m_outputTooLarge = m_answer.tooLarge();
+        setMalformed(m_answer.failure());
+    }
 }
 
-void SseAggregator::dispatchEvent()
+void SseAggregator::releaseIfFinished()
 {
-    if (!m_hasData)
+    if (m_state == State::Streaming)
         return;
-    const QByteArray data = std::exchange(m_data, {});
-    m_hasData = false;
-    handleEvent(data);
+    // nothing more will be read; what the result does not need can go now
+    m_reader.release();
+    if (m_state != State::Done)
+        m_answer.clear();
 }
 
 void SseAggregator::setMalformed(const QString &reason)
 {
-    // not freed here: callers may still hold references into m_choices (releaseIfFinished)
     m_state = State::Malformed;
     m_malformedReason = reason;
 }
 
-void SseAggregator::charge(qint64 bytes)
+QByteArray SseAggregator::result() const
 {
-    m_outputBytes += bytes;
-    if (m_state == State::Streaming && m_outputBytes > m_maxOutputBytes) {
-        m_outputTooLarge = true;
-        setMalformed(QStringLiteral("reassembled output exceeds %1 bytes").arg(m_maxOutputBytes));
+    return m_state == State::Done ? m_answer.result() : QByteArray();
+}
+
+QByteArray SseAggregator::errorJson() const
+{
+    if (m_state != State::UpstreamError)
+        return {};
+    QJsonObject body;
+    if (m_error.isObject()) {
+        body.insert(QLatin1String("error"), m_error);
+    } else {
+        // {"error":"text"}: give the client the usual object shape
+        QJsonObject error;
+        if (m_error.isString()) {
+            error.insert(QLatin1String("message"), m_error);
+        } else {
+            error.insert(QLatin1String("message"), QStringLiteral("upstream error"));
+            error.insert(QLatin1String("detail"), m_error);
+        }
+        body.insert(QLatin1String("error"), error);
     }
+    return QJsonDocument(body).toJson(QJsonDocument::Compact);
 }
 
 } // namespace slp

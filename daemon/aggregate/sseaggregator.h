@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "aggregate/choiceassembler.h"
+#include "aggregate/sseeventreader.h"
+
 #include <QByteArray>
 #include <QByteArrayView>
-#include <QJsonObject>
 #include <QJsonValue>
 #include <QString>
-
-#include <map>
 
 namespace slp {
 
@@ -51,14 +51,14 @@ namespace slp {
 //
 // Memory stays proportional to the generated output: the raw stream is not kept, only the
 // pending (incomplete) event, the assembled strings and the merged extra fields.
+//
+// A composition of two parts: SseEventReader (bytes to events) and ChoiceAssembler (each
+// chunk's JSON into the answer); this class decides what an event means ([DONE], an error,
+// a chunk) and keeps the state.
 class SseAggregator
 {
 public:
-    enum class Kind
-    {
-        Chat,
-        Completion
-    }; // /v1/chat/completions vs /v1/completions
+    using Kind = AnswerKind;
     enum class State
     {
         Streaming,
@@ -91,57 +91,18 @@ public:
     QByteArray result() const;
 
 private:
-    struct ToolCall
-    {
-        QString id;
-        QString type;
-        QString name;
-        QString arguments;
-    };
-    struct Choice
-    {
-        QString role;
-        QString content;                      // chat delta.content, or completion text
-        QJsonObject deltaOther;               // other non-string delta fields (last non-null wins)
-        std::map<QString, QString> deltaText; // other string delta fields, concatenated
-        std::map<qint64, ToolCall> toolCalls;
-        qint64 lastToolIndex = -1; // for tool-call deltas without "index"
-        QJsonValue finishReason = QJsonValue::Null;
-        QJsonObject extras; // other per-choice fields (last non-null wins)
-    };
-
-    void processLine(QByteArrayView line);
-    void dispatchEvent();
+    bool onEvent(const SseEventReader::Event &event);
     void handleEvent(const QByteArray &data);
-    bool applyChoice(const QJsonObject &choice);
-    bool applyToolCalls(Choice &c, const QJsonValue &calls);
-    void mergeNonNull(QJsonObject &into, const QString &key, const QJsonValue &value);
-    void charge(qint64 bytes);
-    bool checkPending();
     void releaseIfFinished();
     void setMalformed(const QString &reason);
 
-    Kind m_kind;
-    qint64 m_maxOutputBytes;
-    qint64 m_maxEventBytes;
     State m_state = State::Streaming;
     QString m_malformedReason;
     bool m_outputTooLarge = false;
     QJsonValue m_error;
-
-    // SSE framing
-    QByteArray m_line;       // the current, incomplete line
-    QByteArray m_data;       // data lines of the current event, joined by '\n'
-    bool m_hasData = false;  // the current event has at least one data line
-    bool m_skipLf = false;   // the last line ended in CR: a following LF belongs to it
-    bool m_atStart = true;   // no line seen yet (BOM stripping)
     qint64 m_eventCount = 0; // dispatched events, for error messages
-
-    // assembled output
-    qint64 m_outputBytes = 0;
-    QJsonObject m_top;
-    QJsonValue m_usage = QJsonValue::Null;
-    std::map<qint64, Choice> m_choices;
+    SseEventReader m_reader;
+    ChoiceAssembler m_answer;
 };
 
 } // namespace slp

@@ -2,24 +2,14 @@
 #include "app/daemon.h"
 
 #include "app/reloadplan.h"
-#include "app/yamldeadline.h"
-
-#include "app/servingworker.h"
 #include "app/signalwatcher.h"
 #include "discovery/discoverysupervisor.h"
-#include "http/connectionbudget.h"
-#include "net/epolldispatcher.h"
-#include "net/sharedport.h"
 #include "observe/logging.h"
 #include "routing/routetable.h"
 
-#include <QCoreApplication>
 #include <QDateTime>
-#include <QElapsedTimer>
 #include <QNetworkAccessManager>
 #include <QNetworkProxy>
-#include <QThread>
-#include <QTimer>
 
 namespace slp {
 
@@ -28,9 +18,6 @@ std::chrono::milliseconds toMs(Nanoseconds d)
 {
     return std::chrono::duration_cast<std::chrono::milliseconds>(d);
 }
-
-// How long a drain reads requests already sent before it closes idle connections.
-constexpr std::chrono::milliseconds kDrainSettle(200);
 
 ConnectionLimits limitsOf(const Config &config)
 {
@@ -51,21 +38,28 @@ int shareOf(int total, int workers)
 } // namespace
 
 Daemon::Daemon(Config config, QString configPath, ConfigLoader loader, QObject *parent)
-    : QObject(parent), m_config(std::move(config)), m_configPath(std::move(configPath)),
-      m_loader(std::move(loader)), m_startedAt(QDateTime::currentSecsSinceEpoch())
+    : QObject(parent), m_config(std::move(config)), m_loader(std::move(loader)),
+      m_startedAt(QDateTime::currentSecsSinceEpoch()), m_pool(m_metrics, m_config.maxConnections),
+      m_reload(std::move(configPath)),
+      m_service([this] { return statusLine(); },
+                [this] { return !m_drain.isRunning() && !m_reload.isRunning(); })
 {
     declareSlpMetrics(m_metrics);
     m_table = std::make_unique<RouteTable>(m_config);
-    m_budget = std::make_unique<ConnectionBudget>(m_config.maxConnections);
     m_signals = new SignalWatcher(this);
     connect(m_signals, &SignalWatcher::terminateRequested, this, &Daemon::beginShutdown);
     connect(m_signals, &SignalWatcher::reloadRequested, this, &Daemon::reload);
+    connect(&m_reload, &ReloadCheck::started, &m_service, &ServiceStatus::reloading);
+    connect(&m_reload, &ReloadCheck::passed, this, &Daemon::applyReload);
+    connect(&m_reload, &ReloadCheck::failed, this, &Daemon::reloadFailed);
+    connect(&m_reload, &ReloadCheck::done, &m_service, &ServiceStatus::ready);
+    connect(&m_drain, &Drain::finished, this, [this] { Q_EMIT finished(0); });
     refreshModelInfo();
 }
 
 Daemon::~Daemon()
 {
-    stopWorkers();
+    m_pool.stop();
 }
 
 WorkerSettings Daemon::workerSettings() const
@@ -84,33 +78,6 @@ WorkerSettings Daemon::workerSettings() const
     return settings;
 }
 
-void Daemon::stopWorkers()
-{
-    for (QThread *thread : std::as_const(m_threads))
-        thread->quit(); // its worker is deleted on that thread as it finishes
-    for (QThread *thread : std::exchange(m_threads, {})) {
-        thread->wait();
-        delete thread;
-    }
-    if (!m_workers.isEmpty())
-        delete m_workers.first();
-    m_workers.clear();
-}
-
-void Daemon::onEveryWorker(const std::function<void(ServingWorker *)> &call)
-{
-    // Blocking: once this returns every worker has applied the call, so a log line written
-    // after it ("reload: ...") is true on every thread. Workers never wait on this thread.
-    for (ServingWorker *worker : std::as_const(m_workers)) {
-        if (worker->thread() == thread()) {
-            call(worker);
-        } else {
-            QMetaObject::invokeMethod(
-                worker, [&call, worker] { call(worker); }, Qt::BlockingQueuedConnection);
-        }
-    }
-}
-
 void Daemon::publishTable()
 {
     // The copy shares Qt's implicitly shared data with m_table: cheap, and safe to read on
@@ -120,7 +87,7 @@ void Daemon::publishTable()
     for (qsizetype i = 0; i < snapshot->size(); ++i)
         ids.append(snapshot->route(i).id);
     m_health.track(ids);
-    onEveryWorker([&snapshot](ServingWorker *worker) { worker->setTable(snapshot); });
+    m_pool.publish(snapshot);
 }
 
 void Daemon::logRouteDump(const QString &headline) const
@@ -135,100 +102,16 @@ bool Daemon::start(QString *error)
     logRouteDump(QStringLiteral("slp %1: %2 routes from %3")
                      .arg(QStringLiteral(SLP_VERSION))
                      .arg(m_config.routes.size())
-                     .arg(m_configPath));
-    if (!m_sockets.acquire(m_config, kListenBacklog, error))
-        return false;
-    const QStringList given = m_sockets.addresses();
-    const bool sharePort = m_config.workers > 1 && m_sockets.descriptors().isEmpty();
-    QString failure;
-    if (sharePort && !portIsFree(m_config.listen.host, m_config.listen.port, &failure)) {
-        *error = QStringLiteral("cannot listen on %1: %2").arg(m_config.listen.text, failure);
-        return false;
-    }
-    if (!startWorkers(sharePort, &failure)) {
-        const QString where = given.isEmpty() ? m_config.listen.text : given.join(", ");
-        *error = QStringLiteral("cannot listen on %1: %2").arg(where, failure);
+                     .arg(m_reload.configPath()));
+    if (!m_pool.start(m_config, workerSettings(), std::make_shared<const RouteTable>(*m_table),
+                      error))
         return false; // ~Daemon stops the workers already started
-    }
-    m_sockets.closeDescriptors(); // every worker holds duplicates
-    logListening(sharePort, m_sockets.passedBySystemd() ? given : QStringList());
     startDiscovery();
-    updateConfigWatch();
+    m_reload.watch(m_config.watchConfig);
     // Config compiled, every listener accepting, each worker holding the first table.
-    m_notifier.ready(statusLine());
-    startWatchdog();
-    if (ServiceNotifier::active()) {
-        connect(&m_statusTimer, &QTimer::timeout, this, &Daemon::refreshStatus);
-        m_statusTimer.start(std::chrono::seconds(5)); // failures counted on the workers
-    }
+    m_service.ready();
+    m_service.startWatching(m_pool);
     return true;
-}
-
-bool Daemon::startWorkers(bool sharePort, QString *error)
-{
-    ListenAddress address = m_config.listen;
-    const QList<int> sockets = m_sockets.descriptors();
-    const std::shared_ptr<const RouteTable> snapshot = std::make_shared<const RouteTable>(*m_table);
-    for (int i = 0; i < m_config.workers; ++i) {
-        auto *worker = new ServingWorker(i, workerSettings(), snapshot, m_metrics, *m_budget);
-        m_workers.append(worker); // owned: deleted in stopWorkers()
-        bool listening = false;
-        if (i == 0) {
-            listening = worker->start(address, sharePort, sockets, error);
-            address.port = worker->serverPort(); // the rest join the port the OS picked
-        } else {
-            auto *thread = new QThread; // owned: deleted in stopWorkers()
-            thread->setObjectName(QStringLiteral("slp-worker-%1").arg(i)); // the OS thread name
-            if (QAbstractEventDispatcher *dispatcher = createEventDispatcher())
-                thread->setEventDispatcher(dispatcher); // owned by the thread from here
-            m_threads.append(thread);
-            worker->moveToThread(thread);
-            connect(thread, &QThread::finished, worker, &QObject::deleteLater);
-            thread->start();
-            QMetaObject::invokeMethod(
-                worker, [&] { listening = worker->start(address, sharePort, sockets, error); },
-                Qt::BlockingQueuedConnection);
-        }
-        if (!listening)
-            return false;
-    }
-    return true;
-}
-
-void Daemon::logListening(bool sharePort, const QStringList &passed) const
-{
-    const int workers = m_config.workers;
-    if (sharePort) {
-        qCInfo(lcServer).noquote()
-            << QStringLiteral("%1 worker threads share the port (SO_REUSEPORT)").arg(workers);
-    } else if (workers > 1) {
-        qCInfo(lcServer).noquote()
-            << QStringLiteral("%1 worker threads accept on the same socket").arg(workers);
-    }
-    if (!passed.isEmpty()) {
-        qCInfo(lcServer).noquote()
-            << QStringLiteral("socket activation: systemd passed %1 listening socket(s); "
-                              "listen: %2 is ignored")
-                   .arg(passed.size())
-                   .arg(m_config.listen.text);
-        for (const QString &address : passed) {
-            qCInfo(lcServer).noquote()
-                << QStringLiteral("listening on %1 (passed by systemd)").arg(address);
-        }
-        return;
-    }
-    if (m_config.listen.isUnix()) {
-        qCInfo(lcServer).noquote() << QStringLiteral("listening on %1 (mode %2)")
-                                          .arg(m_config.listen.text)
-                                          .arg(m_config.listenMode, 4, 8, QLatin1Char('0'));
-        return;
-    }
-    const QHostAddress bound = m_workers.first()->serverAddress();
-    QString host = bound.toString();
-    if (bound.protocol() == QAbstractSocket::IPv6Protocol)
-        host = QLatin1Char('[') + host + QLatin1Char(']');
-    qCInfo(lcServer).noquote()
-        << QStringLiteral("listening on %1:%2").arg(host).arg(m_workers.first()->serverPort());
 }
 
 void Daemon::startDiscovery()
@@ -257,7 +140,7 @@ void Daemon::startSupervisor(qsizetype routeIndex)
                 publishTable();
                 if (nameChanged)
                     refreshModelInfo();
-                refreshStatus();
+                m_service.refresh();
             });
     m_supervisors.append(supervisor);
     supervisor->start();
@@ -267,27 +150,7 @@ void Daemon::reload()
 {
     // The new file is first compiled by `slp --check` in a child process with the YAML
     // deadline: a hang must cost a killed child, not the event loop that serves every request.
-    if (m_reloadCheck) {
-        qCInfo(lcConfig) << "reload: a reload is already being checked; another follows it";
-        m_reloadAgain = true; // the file may have changed since the child read it
-        return;
-    }
-    m_notifier.reloading();
-    m_reloadCheck = new ConfigCheck(m_configPath, this);
-    connect(m_reloadCheck, &ConfigCheck::finished, this,
-            [this](bool ok, const QStringList &errors, bool timedOut) {
-                std::exchange(m_reloadCheck, nullptr)->deleteLater();
-                if (ok)
-                    applyReload();
-                else if (timedOut)
-                    reloadFailed(yamlDeadlineMessage(m_configPath), {});
-                else
-                    reloadFailed(
-                        QStringLiteral("%1 has %2 error(s)").arg(m_configPath).arg(errors.size()),
-                        errors);
-                reloadDone();
-            });
-    m_reloadCheck->start();
+    m_reload.request();
 }
 
 void Daemon::reloadFailed(const QString &summary, const QStringList &details)
@@ -296,14 +159,7 @@ void Daemon::reloadFailed(const QString &summary, const QStringList &details)
         << QStringLiteral("reload: %1; still serving the previous config").arg(summary);
     for (const QString &line : details)
         qCWarning(lcConfig).noquote() << QStringLiteral("reload: ") + line;
-    m_reloadFailure = summary;
-}
-
-void Daemon::reloadDone()
-{
-    m_notifier.ready(statusLine());
-    if (std::exchange(m_reloadAgain, false))
-        reload();
+    m_service.setReloadFailure(summary);
 }
 
 void Daemon::applyReload()
@@ -313,8 +169,9 @@ void Daemon::applyReload()
         QStringList lines;
         for (const ConfigError &e : *errors)
             lines << e.toString();
-        reloadFailed(QStringLiteral("%1 has %2 error(s)").arg(m_configPath).arg(errors->size()),
-                     lines);
+        reloadFailed(
+            QStringLiteral("%1 has %2 error(s)").arg(m_reload.configPath()).arg(errors->size()),
+            lines);
         return;
     }
     QStringList supervised;
@@ -350,16 +207,16 @@ void Daemon::applyReload()
     m_config = std::move(next);
     m_table = std::move(table);
     publishTable();
-    const WorkerSettings settings = workerSettings();
-    onEveryWorker([&settings](ServingWorker *worker) { worker->applySettings(settings); });
+    m_pool.applySettings(workerSettings());
     if (m_discoveryNetwork)
         for (const qsizetype index : std::as_const(plan.newSupervisors))
             startSupervisor(index);
     refreshModelInfo();
-    m_reloadFailure.clear();
-    updateConfigWatch();
-    logRouteDump(
-        QStringLiteral("reload: %1 routes from %2").arg(m_config.routes.size()).arg(m_configPath));
+    m_service.setReloadFailure({});
+    m_reload.watch(m_config.watchConfig);
+    logRouteDump(QStringLiteral("reload: %1 routes from %2")
+                     .arg(m_config.routes.size())
+                     .arg(m_reload.configPath()));
 }
 
 void Daemon::refreshModelInfo()
@@ -389,59 +246,31 @@ void Daemon::refreshModelInfo()
 
 void Daemon::beginShutdown(int signal)
 {
-    if (m_draining) {
+    if (m_drain.isRunning()) {
         qCInfo(lcServer) << "second signal: exiting now";
         Q_EMIT finished(0);
         return;
     }
-    m_draining = true;
-    m_notifier.stopping(QStringLiteral("draining %1 in-flight requests").arg(m_exchanges.count()));
-    // Stop accepting: with a socket from systemd new connections wait in its queue for the
-    // next slp; without one the kernel refuses them.
-    onEveryWorker([](ServingWorker *worker) { worker->stopAccepting(); });
-    qCInfo(lcServer).noquote() << QStringLiteral(
-                                      "signal %1: draining in-flight requests for up to %2")
-                                      .arg(signal)
-                                      .arg(formatGoDuration(m_config.shutdownGrace));
-    // Exchanges count themselves on their worker threads; the last one to end says so.
-    connect(&m_exchanges, &ExchangeCounter::drained, this, &Daemon::checkDrained,
-            Qt::QueuedConnection);
-    m_drainGrace.setSingleShot(true);
-    connect(&m_drainGrace, &QTimer::timeout, this, [this] {
-        qCWarning(lcServer).noquote()
-            << QStringLiteral("shutdown grace over: cutting %1 in-flight requests")
-                   .arg(m_exchanges.count());
-        Q_EMIT finished(0);
-    });
-    m_drainGrace.start(toMs(m_config.shutdownGrace));
-    // Then close kept-alive connections once they owe nothing (a proxy in front must not keep
-    // sending new requests here), but only after a moment: a request already sent on a
-    // connection accepted just before the signal is read first, so its client gets an answer
-    // instead of a closed connection (a restart under a request loop lost about 1 in 400).
-    QTimer::singleShot(std::min(kDrainSettle, toMs(m_config.shutdownGrace)), this,
-                       &Daemon::closeConnections);
+    m_service.stopping(QStringLiteral("draining %1 in-flight requests").arg(m_exchanges.count()));
+    m_drain.begin(signal, toMs(m_config.shutdownGrace), formatGoDuration(m_config.shutdownGrace));
 }
 
-void Daemon::closeConnections()
+QString Daemon::statusLine() const
 {
-    int unread = 0;
-    onEveryWorker([&unread](ServingWorker *worker) { unread += worker->closeConnections(); });
-    if (unread > 0 && m_drainGrace.isActive()) {
-        // Requests that arrived but are not read yet (a loaded machine): read them first.
-        QTimer::singleShot(kDrainSettle / 4, this, &Daemon::closeConnections);
-        return;
+    qsizetype ambiguous = 0;
+    qsizetype failing = 0;
+    qsizetype stalled = 0;
+    for (qsizetype i = 0; i < m_table->size(); ++i) {
+        const DiscoveryState &state = m_table->discovery(i);
+        ambiguous += state.ambiguous ? 1 : 0;
+        // Failing: its last probe failed, or its last forwarded requests did.
+        const double failures =
+            m_metrics.value(metric::consecutiveFailures, metric::modelLabels(m_table->route(i).id));
+        failing += state.lastProbe == QLatin1String("error") || failures > 0 ? 1 : 0;
+        stalled += m_health.state(m_table->route(i).id) == RouteState::Stalled ? 1 : 0;
     }
-    m_settled = true;
-    checkDrained();
-}
-
-void Daemon::checkDrained()
-{
-    if (!m_settled || m_exchanges.count() > 0 || !m_drainGrace.isActive())
-        return; // reading what was sent, still in flight (the last one reports), or over
-    m_drainGrace.stop();
-    qCInfo(lcServer) << "drained; exiting";
-    Q_EMIT finished(0);
+    return serviceStatusLine(m_table->size(), ambiguous, failing, stalled,
+                             m_service.reloadFailure());
 }
 
 } // namespace slp

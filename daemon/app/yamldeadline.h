@@ -3,14 +3,11 @@
 
 #include "config/config.h"
 
-#include <QObject>
-#include <QStringList>
+#include <QString>
 
 #include <chrono>
 #include <functional>
 #include <optional>
-
-class QProcess;
 
 namespace slp {
 
@@ -27,23 +24,5 @@ QString yamlDeadlineMessage(const QString &path);
 // Runs `load` on a thread; nullopt when it did not finish in time (the caller exits: the
 // stuck thread ends with the process).
 std::optional<ConfigResult> loadWithinDeadline(const std::function<ConfigResult()> &load);
-
-// `slp --check --config PATH` in a child process, killed at the deadline.
-class ConfigCheck : public QObject
-{
-    Q_OBJECT
-public:
-    explicit ConfigCheck(const QString &path, QObject *parent = nullptr);
-    void start();
-
-Q_SIGNALS:
-    // ok: the file compiles; else `errors` are the check's error lines (empty when it was
-    // killed at the deadline: `timedOut`).
-    void finished(bool ok, const QStringList &errors, bool timedOut);
-
-private:
-    QProcess *m_process; // Qt child
-    bool m_timedOut = false;
-};
 
 } // namespace slp

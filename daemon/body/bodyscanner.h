@@ -53,10 +53,6 @@ struct BodyScan
 // Scans `body`. Nesting deeper than `maxDepth` is NotJson (no recursion: an explicit stack).
 BodyScan scanBody(const QByteArray &body, int maxDepth = 512);
 
-// JSON string literal for `value` including quotes: escapes '"', '\\' and control characters
-// (as \n, \t, ..., or \u00XX); everything else, including non-ASCII, as UTF-8.
-QByteArray jsonStringLiteral(const QString &value);
-
 // Returns `body` with bytes [scan.valueBegin, scan.valueEnd) replaced by
 // jsonStringLiteral(newModel). Every other byte is unchanged. Requires scan.verdict == Ok.
 QByteArray spliceModel(const QByteArray &body, const BodyScan &scan, const QString &newModel);

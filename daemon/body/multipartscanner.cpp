@@ -3,6 +3,7 @@
 
 #include "bytesplice.h"
 #include "jsontext.h"
+#include "wire/http1.h"
 #include "wire/mediatype.h"
 
 #include <cstring>
@@ -161,7 +162,7 @@ bool MultipartWalk::headerLine(qsizetype begin, qsizetype end, bool &isModel, bo
     if (!nameOk)
         return fail(
             QStringLiteral("multipart part header at byte %1 is not \"Name: value\"").arg(begin));
-    if (line.first(colon).compare("content-disposition", Qt::CaseInsensitive) != 0)
+    if (!equalsNoCase(line.first(colon), "content-disposition"))
         return true;
     const HeaderParameters disposition = parseHeaderParameters(line.sliced(colon + 1));
     if (disposition.token == "form-data" && disposition.value("name") == "model") {

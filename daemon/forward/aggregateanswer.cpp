@@ -57,8 +57,8 @@ ResponseHead AggregateAnswer::head(const QByteArray &requestId,
 {
     ResponseHead out;
     for (const auto &header : prepareClientHeaders(m_upstreamHeaders)) {
-        if (header.first.compare("content-type", Qt::CaseInsensitive) == 0 ||
-            header.first.compare("cache-control", Qt::CaseInsensitive) == 0)
+        if (equalsNoCase(header.first, "content-type") ||
+            equalsNoCase(header.first, "cache-control"))
             continue; // they described the stream, not this answer
         out.headers.append(header);
     }

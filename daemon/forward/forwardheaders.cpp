@@ -8,29 +8,27 @@
 namespace slp {
 
 namespace {
-bool is(QByteArrayView a, QByteArrayView b)
-{
-    return a.size() == b.size() && qstrnicmp(a.data(), b.data(), a.size()) == 0;
-}
-
 // RFC 9110 7.6.1 plus the legacy names Go's ReverseProxy also drops.
 bool isHopByHop(QByteArrayView name)
 {
-    return is(name, "connection") || is(name, "keep-alive") || is(name, "proxy-connection") ||
-           is(name, "proxy-authenticate") || is(name, "proxy-authorization") || is(name, "te") ||
-           is(name, "trailer") || is(name, "transfer-encoding") || is(name, "upgrade");
+    return equalsNoCase(name, "connection") || equalsNoCase(name, "keep-alive") ||
+           equalsNoCase(name, "proxy-connection") || equalsNoCase(name, "proxy-authenticate") ||
+           equalsNoCase(name, "proxy-authorization") || equalsNoCase(name, "te") ||
+           equalsNoCase(name, "trailer") || equalsNoCase(name, "transfer-encoding") ||
+           equalsNoCase(name, "upgrade");
 }
 
 QSet<QByteArray> namedInConnection(const HeaderList &headers)
 {
     QSet<QByteArray> names;
     for (const auto &[name, value] : headers) {
-        if (is(name, "connection")) {
-            for (const QByteArray &token : value.split(',')) {
-                const QByteArray t = token.trimmed().toLower();
-                if (!t.isEmpty())
-                    names.insert(t);
-            }
+        if (equalsNoCase(name, "connection")) {
+            forEachToken(
+                value,
+                [&names](QByteArrayView token) {
+                    names.insert(token.toByteArray().toLower());
+                    return true;
+                });
         }
     }
     return names;
@@ -51,27 +49,27 @@ InboundHeaders prepareUpstreamHeaders(const HeaderList &inbound, const QByteArra
         if (isHopByHop(name) ||
             (!connectionNamed.isEmpty() && connectionNamed.contains(name.toLower())))
             continue;
-        if (is(name, "host")) {
+        if (equalsNoCase(name, "host")) {
             host = value;
             continue;
         }
-        if (is(name, "content-length") || is(name, "expect"))
+        if (equalsNoCase(name, "content-length") || equalsNoCase(name, "expect"))
             continue;
-        if (is(name, "x-request-id")) {
+        if (equalsNoCase(name, "x-request-id")) {
             if (!out.hasClientRequestId) {
                 out.hasClientRequestId = true;
                 out.clientRequestId = value;
             }
             continue;
         }
-        if (is(name, "x-forwarded-for")) {
+        if (equalsNoCase(name, "x-forwarded-for")) {
             // Several X-Forwarded-For lines are one list; the client goes last.
             forwardedFor += forwardedFor.isEmpty() ? value : ", " + value;
             haveForwardedFor = true;
             continue;
         }
-        haveProto = haveProto || is(name, "x-forwarded-proto");
-        haveForwardedHost = haveForwardedHost || is(name, "x-forwarded-host");
+        haveProto = haveProto || equalsNoCase(name, "x-forwarded-proto");
+        haveForwardedHost = haveForwardedHost || equalsNoCase(name, "x-forwarded-host");
         out.forward.append({name, value});
     }
     if (!clientAddress.isEmpty())
@@ -91,7 +89,7 @@ HeaderList prepareClientHeaders(const HeaderList &upstream)
     HeaderList out;
     out.reserve(upstream.size());
     for (const auto &[name, value] : upstream) {
-        if (isHopByHop(name) || is(name, "content-length") ||
+        if (isHopByHop(name) || equalsNoCase(name, "content-length") ||
             (!connectionNamed.isEmpty() && connectionNamed.contains(name.toLower())))
             continue;
         out.append({name, value});
@@ -119,7 +117,7 @@ QByteArray traceIdOf(const HeaderList &inbound)
     QByteArray value;
     int seen = 0;
     for (const auto &[name, v] : inbound) {
-        if (is(name, "traceparent")) {
+        if (equalsNoCase(name, "traceparent")) {
             value = v.trimmed();
             ++seen;
         }

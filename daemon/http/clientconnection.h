@@ -19,6 +19,10 @@
 
 namespace slp {
 
+namespace test {
+class ConnectionPair;
+}
+
 struct ConnectionLimits
 {
     RequestHeadLimits head;
@@ -50,8 +54,6 @@ public:
 
     // QtHttpServer dispatched a request with `dispatchedBody` on this connection.
     void receive(const QByteArray &dispatchedBody, RequestHandler &handler);
-    // The next response's place in the queue.
-    ResponseWriter *openWriter(const ResponseContext &context);
     // Shutdown: an idle connection closes now; a busy one closes after the responses it owes
     // (and a request that still arrives on it is answered with Connection: close).
     void beginShutdown();
@@ -62,7 +64,6 @@ public:
     int takeForTunnel(QByteArray *early);
     bool isTunneled() const { return m_tunneled; }
 
-    static constexpr qint64 kHighWater = ResponseQueue::kHighWater;
     // A chunked body is validated and decoded from at most this much of a read at a time.
     static constexpr qint64 kChunkedReadBytes = 256 * 1024;
     // What Qt may still read from the kernel while a body waits for the budget.
@@ -73,6 +74,10 @@ Q_SIGNALS:
     void requestRejected(int status);
 
 private:
+    friend class test::ConnectionPair; // unit tests open writers as requests would
+
+    // The next response's place in the queue.
+    ResponseWriter *openWriter(const ResponseContext &context);
     void onReadyRead();
     // One step of the current request off the socket; false once it was rejected.
     bool readHead();

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "http/errorbody.h"
 
-#include "body/bodyscanner.h"
+#include "jsonstring.h"
 
 namespace slp {
 

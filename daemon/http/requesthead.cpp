@@ -14,20 +14,6 @@ namespace {
 constexpr int kMaxFields = 100;
 constexpr qsizetype kMaxFieldBytes = 100 * 1024;
 
-bool equalsNoCase(QByteArrayView a, QByteArrayView b)
-{
-    return a.size() == b.size() && qstrnicmp(a.data(), b.data(), a.size()) == 0;
-}
-
-QByteArrayView trimmed(QByteArrayView v)
-{
-    while (!v.isEmpty() && (v.front() == ' ' || v.front() == '\t'))
-        v = v.sliced(1);
-    while (!v.isEmpty() && (v.back() == ' ' || v.back() == '\t'))
-        v.chop(1);
-    return v;
-}
-
 // RFC 3986 host [ ":" port ]: an IP-literal in brackets, or reg-name / IPv4 characters.
 bool isValidHost(QByteArrayView value)
 {
@@ -76,13 +62,6 @@ bool hasDotSegment(QByteArrayView target)
     return false;
 }
 
-bool containsToken(QByteArrayView list, QByteArrayView token)
-{
-    for (const QByteArray &part : QByteArray(list.data(), list.size()).split(','))
-        if (equalsNoCase(trimmed(part), token))
-            return true;
-    return false;
-}
 } // namespace
 
 bool isTokenChar(char c)
@@ -94,10 +73,7 @@ bool isTokenChar(char c)
 
 QByteArray RequestHead::header(QByteArrayView name) const
 {
-    for (const auto &[n, v] : headers)
-        if (equalsNoCase(n, name))
-            return v;
-    return {};
+    return headerValue(headers, name);
 }
 
 namespace {
@@ -298,7 +274,7 @@ private:
         const QByteArrayView name = field.first(colon);
         if (!std::all_of(name.begin(), name.end(), isTokenChar))
             return reject(400, "invalid character in header name");
-        const QByteArrayView value = trimmed(field.sliced(colon + 1));
+        const QByteArrayView value = trimOws(field.sliced(colon + 1));
         for (const char c : value)
             if (c == '\r' || c == '\n' || c == '\0')
                 return reject(400, "CR, LF or NUL in a header value");
@@ -319,9 +295,9 @@ private:
             m_facts.sawTransferEncoding = true;
             m_head.chunked = true;
         } else if (equalsNoCase(name, "connection")) {
-            if (containsToken(value, "close"))
+            if (hasToken(value, "close"))
                 m_head.keepAlive = false;
-            else if (containsToken(value, "keep-alive") && m_head.versionMinor == 0)
+            else if (hasToken(value, "keep-alive") && m_head.versionMinor == 0)
                 m_head.keepAlive = true;
         } else if (equalsNoCase(name, "host")) {
             ++m_facts.hosts;

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "wire/http1.h"
+
 #include <QByteArray>
 #include <QByteArrayView>
-#include <QList>
-#include <QPair>
 
 namespace slp {
 
@@ -34,10 +34,10 @@ struct RequestHead
 
     qsizetype headLength = 0; // bytes up to and including the blank line
     QByteArray method;
-    QByteArray target;                            // exactly as sent: path and query verbatim
-    int versionMinor = 1;                         // HTTP/1.x
-    QList<QPair<QByteArray, QByteArray>> headers; // in order, repeats kept, values trimmed
-    qint64 contentLength = -1;                    // -1 when absent
+    QByteArray target;         // exactly as sent: path and query verbatim
+    int versionMinor = 1;      // HTTP/1.x
+    HeaderList headers;        // in order, repeats kept, values trimmed
+    qint64 contentLength = -1; // -1 when absent
     bool chunked = false;
     bool expectContinue = false;
     bool keepAlive = true; // after this request, by version, Connection and framing

@@ -23,7 +23,7 @@ void dropUnfitRequestIds(UpstreamHead &head, const QString &origin)
 {
     for (qsizetype i = 0; i < head.headers.size();) {
         const auto &[name, value] = head.headers.at(i);
-        if (name.compare("x-request-id", Qt::CaseInsensitive) != 0) {
+        if (!equalsNoCase(name, "x-request-id")) {
             ++i;
             continue;
         }

@@ -16,17 +16,36 @@ bool equalsNoCase(QByteArrayView a, QByteArrayView b)
     return a.compare(b, Qt::CaseInsensitive) == 0;
 }
 
-bool hasToken(QByteArrayView value, QByteArrayView token)
+QByteArrayView trimOws(QByteArrayView value)
+{
+    while (!value.isEmpty() && (value.front() == ' ' || value.front() == '\t'))
+        value = value.sliced(1);
+    while (!value.isEmpty() && (value.back() == ' ' || value.back() == '\t'))
+        value.chop(1);
+    return value;
+}
+
+void forEachToken(QByteArrayView value, const std::function<bool(QByteArrayView)> &each)
 {
     while (!value.isEmpty()) {
         qsizetype comma = value.indexOf(',');
         if (comma < 0)
             comma = value.size();
-        if (equalsNoCase(value.first(comma).trimmed(), token))
-            return true;
+        const QByteArrayView token = trimOws(value.first(comma));
+        if (!token.isEmpty() && !each(token))
+            return;
         value = value.sliced(std::min(comma + 1, value.size()));
     }
-    return false;
+}
+
+bool hasToken(QByteArrayView value, QByteArrayView token)
+{
+    bool found = false;
+    forEachToken(value, [&](QByteArrayView t) {
+        found = equalsNoCase(t, token);
+        return !found;
+    });
+    return found;
 }
 
 bool anyHeaderHasToken(const HeaderList &headers, QByteArrayView name, QByteArrayView token)

@@ -6,6 +6,8 @@
 #include <QList>
 #include <QPair>
 
+#include <functional>
+
 namespace slp {
 
 // The HTTP/1.1 vocabulary both edges speak (the client side in http/, the upstream side in
@@ -19,8 +21,14 @@ QByteArray headerValue(const HeaderList &headers, QByteArrayView name);
 
 // ASCII case-insensitive equality: header names and tokens.
 bool equalsNoCase(QByteArrayView a, QByteArrayView b);
-// Whether the comma-separated list `value` (Connection, Upgrade) holds `token`, compared
-// without case, each element trimmed of optional whitespace.
+// `value` without the optional whitespace (SP, HTAB) RFC 9110 allows around a field value
+// and a list element.
+QByteArrayView trimOws(QByteArrayView value);
+// Calls `each` with every element of the comma-separated list `value` (Connection,
+// Transfer-Encoding, Upgrade), trimmed of optional whitespace, empty elements skipped; stops
+// early when `each` returns false.
+void forEachToken(QByteArrayView value, const std::function<bool(QByteArrayView)> &each);
+// Whether the list `value` holds `token`, compared without case.
 bool hasToken(QByteArrayView value, QByteArrayView token);
 // Whether any `name` field of `headers` holds `token` (a list may be split across fields).
 bool anyHeaderHasToken(const HeaderList &headers, QByteArrayView name, QByteArrayView token);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "wire/mediatype.h"
 
+#include "wire/http1.h"
+
 namespace slp {
 
 namespace {
@@ -68,10 +70,9 @@ bool isEventStream(QByteArrayView contentType)
 
 bool isMediaType(QByteArrayView contentType, QByteArrayView type)
 {
-    const QByteArrayView value = contentType.trimmed();
+    const QByteArrayView value = trimOws(contentType);
     const qsizetype end = value.indexOf(';');
-    const QByteArrayView mediaType = (end < 0 ? value : value.first(end)).trimmed();
-    return mediaType.compare(type, Qt::CaseInsensitive) == 0;
+    return equalsNoCase(trimOws(end < 0 ? value : value.first(end)), type);
 }
 
 HeaderParameters parseHeaderParameters(QByteArrayView value)

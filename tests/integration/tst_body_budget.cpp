@@ -74,10 +74,7 @@ private:
 
 void TestBodyBudget::initTestCase()
 {
-    QVERIFY2(!SlpDaemon::binary().isEmpty(), "set SLP_BIN");
-    QVERIFY2(!MockUpstream::binary().isEmpty(), "set SLP_MOCK_BIN");
-    QVERIFY2(m_mock.start(), qPrintable(m_mock.errorString()));
-    QVERIFY2(m_slp.start(budgetConfig(m_mock.url())), qPrintable(m_slp.errorString()));
+    QVERIFY2(m_slp.startWith(m_mock, budgetConfig), qPrintable(m_slp.errorString()));
 }
 
 std::future<Timed> TestBodyBudget::sendLater(const QByteArray &request, const QElapsedTimer &clock)

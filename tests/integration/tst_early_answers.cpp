@@ -58,10 +58,7 @@ private:
 
 void TestEarlyAnswers::initTestCase()
 {
-    QVERIFY2(!SlpDaemon::binary().isEmpty(), "set SLP_BIN");
-    QVERIFY2(!MockUpstream::binary().isEmpty(), "set SLP_MOCK_BIN");
-    QVERIFY2(m_mock.start(), qPrintable(m_mock.errorString()));
-    QVERIFY2(m_slp.start(clientEdgeConfig(m_mock.url())), qPrintable(m_slp.errorString()));
+    QVERIFY2(m_slp.startWith(m_mock, clientEdgeConfig), qPrintable(m_slp.errorString()));
 }
 
 void TestEarlyAnswers::answeredBeforeTheBody_data()

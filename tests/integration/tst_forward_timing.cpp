@@ -174,10 +174,9 @@ private:
 
 void TestForwardTiming::initTestCase()
 {
-    QVERIFY2(!MockUpstream::binary().isEmpty(), "set SLP_MOCK_BIN");
-    QVERIFY2(!SlpDaemon::binary().isEmpty(), "set SLP_BIN");
-    QVERIFY2(m_mock.start(), qPrintable(m_mock.errorString()));
-    QVERIFY2(m_slp.start(configYaml()), qPrintable(m_slp.errorString()));
+    QVERIFY2(m_slp.startWith(
+                 m_mock, [this](const QString &) { return configYaml(); }),
+             qPrintable(m_slp.errorString()));
 }
 
 void TestForwardTiming::cleanupTestCase()

@@ -81,8 +81,7 @@ private:
 
 void TestFrontEdge::initTestCase()
 {
-    QVERIFY2(m_mock.start(), qPrintable(m_mock.errorString()));
-    QVERIFY2(m_slp.start(clientEdgeConfig(m_mock.url())), qPrintable(m_slp.errorString()));
+    QVERIFY2(m_slp.startWith(m_mock, clientEdgeConfig), qPrintable(m_slp.errorString()));
 }
 
 void TestFrontEdge::init()

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "payloads.h"
 
-#include "body/bodyscanner.h"
+#include "jsonstring.h"
 
 #include <QStringList>
 

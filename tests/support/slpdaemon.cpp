@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "slpdaemon.h"
 
+#include "mockupstream.h"
+
 #include <QFile>
 #include <QSaveFile>
 
@@ -11,6 +13,21 @@ namespace slp::test {
 QString SlpDaemon::binary()
 {
     return qEnvironmentVariable("SLP_BIN");
+}
+
+bool SlpDaemon::startWith(MockUpstream &mock,
+                          const std::function<QString(const QString &)> &configFor,
+                          const QStringList &models)
+{
+    if (binary().isEmpty() || MockUpstream::binary().isEmpty()) {
+        m_error = QStringLiteral("set SLP_BIN and SLP_MOCK_BIN (ctest does)");
+        return false;
+    }
+    if (!mock.start(models)) {
+        m_error = QStringLiteral("mock upstream: ") + mock.errorString();
+        return false;
+    }
+    return start(configFor(mock.url()));
 }
 
 bool SlpDaemon::start(const QString &configYaml, const QStringList &extraArgs,

@@ -6,9 +6,12 @@
 #include <QMap>
 #include <QStringList>
 
+#include <functional>
 #include <memory>
 
 namespace slp::test {
+
+class MockUpstream;
 
 // The real `slp` (path from $SLP_BIN) on a config written to a temporary directory, listening
 // on 127.0.0.1 with a port the OS picks. The daemon's contract: it logs exactly
@@ -30,6 +33,10 @@ public:
                const QMap<QString, QString> &envExtras = {}, int timeoutMs = 15000,
                bool addListen = true);
     QString errorString() const { return m_error; }
+    // The opening most suites share: both binaries are set, `mock` starts (serving `models`),
+    // then slp on configFor(the mock's URL). false with errorString() naming the failed step.
+    bool startWith(MockUpstream &mock, const std::function<QString(const QString &)> &configFor,
+                   const QStringList &models = {});
 
     // Rewrites the config file in place (then reload() to make slp read it).
     bool writeConfig(const QString &configYaml);

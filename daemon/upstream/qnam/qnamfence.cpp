@@ -101,9 +101,8 @@ QString qnamHeadFault(int status, const QByteArray &reason, const HeaderList &he
             return QStringLiteral("a control byte in the value of %1")
                 .arg(QString::fromLatin1(name));
         }
-        hasLength = hasLength || name.compare("content-length", Qt::CaseInsensitive) == 0;
-        hasTransferEncoding =
-            hasTransferEncoding || name.compare("transfer-encoding", Qt::CaseInsensitive) == 0;
+        hasLength = hasLength || equalsNoCase(name, "content-length");
+        hasTransferEncoding = hasTransferEncoding || equalsNoCase(name, "transfer-encoding");
     }
     if (hasLength && hasTransferEncoding)
         return QStringLiteral("Content-Length together with Transfer-Encoding");

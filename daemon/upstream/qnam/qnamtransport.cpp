@@ -185,11 +185,11 @@ private:
                     head.headers.append({name, part});
             else
                 head.headers.append({name, value});
-            if (name.compare("content-length", Qt::CaseInsensitive) == 0) {
+            if (equalsNoCase(name, "content-length")) {
                 bool ok = false;
                 const qint64 length = value.trimmed().toLongLong(&ok);
                 head.contentLength = ok ? length : -1;
-            } else if (name.compare("transfer-encoding", Qt::CaseInsensitive) == 0) {
+            } else if (equalsNoCase(name, "transfer-encoding")) {
                 chunked = value.toLower().contains("chunked");
             }
         }
@@ -400,7 +400,7 @@ HeaderList withRepeatsJoined(const HeaderList &headers)
     out.reserve(headers.size());
     for (const auto &[name, value] : headers) {
         auto first = std::find_if(out.begin(), out.end(), [&name = name](const auto &h) {
-            return h.first.compare(name, Qt::CaseInsensitive) == 0;
+            return equalsNoCase(h.first, name);
         });
         if (first == out.end())
             out.append({name, value});
@@ -428,8 +428,7 @@ QNetworkRequest QnamTransport::prepare(const UpstreamRequest &request) const
     bool hasAcceptEncoding = false;
     for (const auto &[name, value] : withRepeatsJoined(request.headers)) {
         qreq.setRawHeader(name, value);
-        hasAcceptEncoding =
-            hasAcceptEncoding || name.compare("accept-encoding", Qt::CaseInsensitive) == 0;
+        hasAcceptEncoding = hasAcceptEncoding || equalsNoCase(name, "accept-encoding");
     }
     // An explicit Accept-Encoding is what stops QNAM from adding gzip and then silently
     // decompressing while keeping Content-Encoding: gzip.

@@ -3,16 +3,6 @@
 
 namespace slp {
 
-namespace {
-bool isNamed(const QByteArray &name, QByteArrayView want)
-{
-    return name.compare(want, Qt::CaseInsensitive) == 0;
-}
-
-// The request head exactly as the core prepared it: request line with the raw target, Host
-// from the origin, the prepared headers in order (repeats apart), Content-Length, nothing else.
-} // namespace
-
 SocketEndpoint endpointFor(const QUrl &url, const QString &key)
 {
     SocketEndpoint e;
@@ -53,8 +43,8 @@ QByteArray requestHead(const UpstreamRequest &request, const SocketEndpoint &end
     for (const auto &[name, value] : request.headers) {
         // Framing and Host are the transport's; the core never passes them, but a stray one
         // would make the upstream read a different request.
-        if (isNamed(name, "host") || isNamed(name, "content-length") ||
-            isNamed(name, "transfer-encoding"))
+        if (equalsNoCase(name, "host") || equalsNoCase(name, "content-length") ||
+            equalsNoCase(name, "transfer-encoding"))
             continue;
         head += name;
         head += ": ";

@@ -33,6 +33,12 @@ public:
     static void settle(int ms = kQuietWindowMs);
 
     ClientConnection *connection() const { return m_connection; }
+    // A response's place on the connection, as its requests would get one (a friend of
+    // ClientConnection: only the connection itself opens writers in slp).
+    ResponseWriter *openWriter(const ResponseContext &context) const
+    {
+        return m_connection->openWriter(context);
+    }
     QTcpSocket *client() const { return m_client.get(); }
     QTcpSocket *serverSide() const { return m_serverSide; }
 

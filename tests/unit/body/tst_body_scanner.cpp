@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "body/bodyscanner.h"
 #include "jsonoracle.h"
+#include "jsonstring.h"
 
 #include <QElapsedTimer>
 #include <QJsonArray>

@@ -107,7 +107,7 @@ struct Exchange
              const ResponseContext &context = {})
     {
         slp::declareSlpMetrics(metrics);
-        writer = pair.connection()->openWriter(context);
+        writer = pair.openWriter(context);
         exchange = new ForwardExchange(std::move(p), transport, metrics, writer); // child of writer
         exchange->start();
     }

@@ -5,6 +5,7 @@
 
 #include "connectionpair.h"
 #include "http/clientconnection.h"
+#include "http/responsequeue.h"
 #include "http/responsewriter.h"
 
 #include <QPointer>
@@ -51,9 +52,9 @@ ResponseContext context(bool keepAlive = true, int versionMinor = 1, bool headRe
 const QByteArray kNext = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Request-Id: next\r\n"
                          "Content-Length: 4\r\n\r\nnext";
 
-void respondNext(ClientConnection *connection)
+void respondNext(Pair &pair)
 {
-    connection->openWriter(context())->respond(200, "text/plain", "next", "next");
+    pair.openWriter(context())->respond(200, "text/plain", "next", "next");
 }
 
 } // namespace
@@ -73,7 +74,7 @@ private Q_SLOTS:
     void respondFramesAndStaysOpen()
     {
         Pair pair;
-        QPointer<ResponseWriter> writer = pair.connection()->openWriter(context());
+        QPointer<ResponseWriter> writer = pair.openWriter(context());
         QVERIFY(writer->isWritable());
         writer->respond(200, "text/plain", "hello", "slpq-test-1", {{"X-Extra", "e"}});
         RECEIVE(pair, "HTTP/1.1 200 OK\r\n"
@@ -87,14 +88,14 @@ private Q_SLOTS:
         Pair::settle();
         QVERIFY(!pair.closed()); // keep-alive: the connection carries the next request
         pair.take();
-        respondNext(pair.connection());
+        respondNext(pair);
         RECEIVE(pair, kNext);
     }
 
     void respondWithoutIdMintsOne()
     {
         Pair pair;
-        pair.connection()->openWriter(context())->respond(404, "text/plain", "", {});
+        pair.openWriter(context())->respond(404, "text/plain", "", {});
         QVERIFY(pair.waitFor([&] { return pair.received().endsWith("\r\n\r\n"); }));
         const QByteArray got = pair.received();
         static const QRegularExpression re(
@@ -106,8 +107,8 @@ private Q_SLOTS:
     void respondError()
     {
         Pair pair;
-        pair.connection()->openWriter(context())->respondError(502, QStringLiteral("it broke"),
-                                                               "slpq-e", "upstream_failed");
+        pair.openWriter(context())->respondError(502, QStringLiteral("it broke"), "slpq-e",
+                                                 "upstream_failed");
         const QByteArray body = "{\"error\":{\"message\":\"it broke\",\"type\":\"upstream_error\","
                                 "\"param\":null,\"code\":\"upstream_failed\"}}";
         RECEIVE(pair, "HTTP/1.1 502 Bad Gateway\r\nContent-Type: application/json\r\n"
@@ -118,7 +119,7 @@ private Q_SLOTS:
     void contentLengthInPieces()
     {
         Pair pair;
-        QPointer<ResponseWriter> writer = pair.connection()->openWriter(context());
+        QPointer<ResponseWriter> writer = pair.openWriter(context());
         writer->writeHead(head(201, 10, {{"X-A", "1"}, {"X-A", "2"}}));
         QVERIFY(writer->isHeadWritten());
         QVERIFY(writer->writeBody("hello"));
@@ -131,14 +132,14 @@ private Q_SLOTS:
         Pair::settle();
         QVERIFY(!pair.closed());
         pair.take();
-        respondNext(pair.connection());
+        respondNext(pair);
         RECEIVE(pair, kNext);
     }
 
     void givenReasonIsKept()
     {
         Pair pair;
-        QPointer<ResponseWriter> writer = pair.connection()->openWriter(context());
+        QPointer<ResponseWriter> writer = pair.openWriter(context());
         ResponseHead h = head(299, 0);
         h.reason = "Upstream Said So";
         writer->writeHead(h);
@@ -149,7 +150,7 @@ private Q_SLOTS:
     void writeBodyPastLengthStopsAtLength()
     {
         Pair pair;
-        QPointer<ResponseWriter> writer = pair.connection()->openWriter(context());
+        QPointer<ResponseWriter> writer = pair.openWriter(context());
         writer->writeHead(head(200, 8));
         QVERIFY(writer->writeBody("hello"));
         QVERIFY(!writer->writeBody("world")); // 2 bytes too many: only "wor" goes out
@@ -164,7 +165,7 @@ private Q_SLOTS:
     void finishShortBodyBreaksConnection()
     {
         Pair pair;
-        QPointer<ResponseWriter> writer = pair.connection()->openWriter(context());
+        QPointer<ResponseWriter> writer = pair.openWriter(context());
         writer->writeHead(head(200, 10));
         QVERIFY(writer->writeBody("hello"));
         writer->finish();                         // 5 of 10: never a clean end
@@ -177,7 +178,7 @@ private Q_SLOTS:
     void finishWithoutHeadBreaksConnection()
     {
         Pair pair;
-        pair.connection()->openWriter(context())->finish();
+        pair.openWriter(context())->finish();
         QVERIFY(pair.waitClosed());
         QVERIFY(pair.received().isEmpty());
     }
@@ -185,7 +186,7 @@ private Q_SLOTS:
     void chunkedFraming()
     {
         Pair pair;
-        QPointer<ResponseWriter> writer = pair.connection()->openWriter(context());
+        QPointer<ResponseWriter> writer = pair.openWriter(context());
         writer->writeHead(head(200, -1, {{"Content-Type", "text/event-stream"}}));
         QVERIFY(writer->writeBody("hello"));
         QVERIFY(writer->writeBody("")); // an empty piece is nothing, never a last chunk
@@ -201,14 +202,14 @@ private Q_SLOTS:
         Pair::settle();
         QVERIFY(!pair.closed());
         pair.take();
-        respondNext(pair.connection());
+        respondNext(pair);
         RECEIVE(pair, kNext);
     }
 
     void brokenChunkedHasNoLastChunk()
     {
         Pair pair;
-        QPointer<ResponseWriter> writer = pair.connection()->openWriter(context());
+        QPointer<ResponseWriter> writer = pair.openWriter(context());
         writer->writeHead(head(200, -1));
         QVERIFY(writer->writeBody("abc"));
         writer->breakConnection();
@@ -222,7 +223,7 @@ private Q_SLOTS:
     void http10UnknownLengthIsCloseDelimited()
     {
         Pair pair;
-        QPointer<ResponseWriter> writer = pair.connection()->openWriter(context(true, 0));
+        QPointer<ResponseWriter> writer = pair.openWriter(context(true, 0));
         writer->writeHead(head(200, -1, {{"X-B", "b"}}));
         QVERIFY(writer->writeBody("raw "));
         QVERIFY(writer->writeBody("bytes"));
@@ -236,7 +237,7 @@ private Q_SLOTS:
     void http10KnownLengthKeepAlive()
     {
         Pair pair;
-        pair.connection()->openWriter(context(true, 0))->respond(200, "text/plain", "ok", "id10");
+        pair.openWriter(context(true, 0))->respond(200, "text/plain", "ok", "id10");
         RECEIVE(pair, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Request-Id: id10\r\n"
                       "Content-Length: 2\r\nConnection: keep-alive\r\n\r\nok");
         Pair::settle();
@@ -246,7 +247,7 @@ private Q_SLOTS:
     void notKeepAliveSaysCloseAndCloses()
     {
         Pair pair;
-        QPointer<ResponseWriter> writer = pair.connection()->openWriter(context(false));
+        QPointer<ResponseWriter> writer = pair.openWriter(context(false));
         writer->respond(200, "text/plain", "bye", "idc");
         QVERIFY(pair.waitClosed());
         pair.setReading(true);
@@ -259,15 +260,13 @@ private Q_SLOTS:
     {
         Pair pair;
         // respond(): the length of the body it would have, no byte of it.
-        pair.connection()
-            ->openWriter(context(true, 1, true))
-            ->respond(200, "text/plain", "hello", "idh");
+        pair.openWriter(context(true, 1, true))->respond(200, "text/plain", "hello", "idh");
         // writeHead() with an unknown length: no framing line at all, and no chunks.
-        QPointer<ResponseWriter> streamed = pair.connection()->openWriter(context(true, 1, true));
+        QPointer<ResponseWriter> streamed = pair.openWriter(context(true, 1, true));
         streamed->writeHead(head(200, -1));
         QVERIFY(streamed->writeBody("dropped"));
         streamed->finish();
-        respondNext(pair.connection());
+        respondNext(pair);
         const QByteArray expected =
             "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Request-Id: idh\r\n"
             "Content-Length: 5\r\n\r\n"
@@ -298,11 +297,11 @@ private Q_SLOTS:
         QFETCH(qint64, length);
         QFETCH(QByteArray, statusLine);
         Pair pair;
-        QPointer<ResponseWriter> writer = pair.connection()->openWriter(context());
+        QPointer<ResponseWriter> writer = pair.openWriter(context());
         writer->writeHead(head(status, length, {{"ETag", "\"e\""}}));
         QVERIFY(writer->writeBody("not sent"));
         writer->finish(); // clean: there was no body to be short of
-        respondNext(pair.connection());
+        respondNext(pair);
         // No Content-Length (a 304's would only repeat the 200's, and SLP writes none), no
         // chunked framing, no body, and the next response right after.
         RECEIVE(pair, statusLine + "ETag: \"e\"\r\n\r\n" + kNext);
@@ -314,8 +313,8 @@ private Q_SLOTS:
     void queuedWriterWaitsForTheFirst()
     {
         Pair pair;
-        QPointer<ResponseWriter> first = pair.connection()->openWriter(context());
-        QPointer<ResponseWriter> second = pair.connection()->openWriter(context());
+        QPointer<ResponseWriter> first = pair.openWriter(context());
+        QPointer<ResponseWriter> second = pair.openWriter(context());
         QVERIFY(first->isWritable());
         QVERIFY(!second->isWritable());
         QSignalSpy secondWritable(second, &ResponseWriter::writable);
@@ -345,8 +344,8 @@ private Q_SLOTS:
     void brokenFirstDropsTheQueue()
     {
         Pair pair;
-        QPointer<ResponseWriter> first = pair.connection()->openWriter(context());
-        QPointer<ResponseWriter> second = pair.connection()->openWriter(context());
+        QPointer<ResponseWriter> first = pair.openWriter(context());
+        QPointer<ResponseWriter> second = pair.openWriter(context());
         QSignalSpy secondGone(second.data(), &ResponseWriter::clientGone);
         second->respond(200, "text/plain", "never", "id2");
         first->writeHead(head(200, 10));
@@ -362,7 +361,7 @@ private Q_SLOTS:
     void clientGoneIsSignalled()
     {
         Pair pair;
-        QPointer<ResponseWriter> writer = pair.connection()->openWriter(context());
+        QPointer<ResponseWriter> writer = pair.openWriter(context());
         QSignalSpy gone(writer, &ResponseWriter::clientGone);
         writer->writeHead(head(200, -1));
         QVERIFY(writer->writeBody("x"));
@@ -377,7 +376,7 @@ private Q_SLOTS:
         pair.client()->setSocketOption(QAbstractSocket::ReceiveBufferSizeSocketOption, 64 * 1024);
         pair.serverSide()->setSocketOption(QAbstractSocket::SendBufferSizeSocketOption, 64 * 1024);
         pair.setReading(false);
-        QPointer<ResponseWriter> writer = pair.connection()->openWriter(context());
+        QPointer<ResponseWriter> writer = pair.openWriter(context());
         QSignalSpy writable(writer, &ResponseWriter::writable);
         writer->writeHead(head(200, -1));
         const QByteArray piece(64 * 1024, 'y');
@@ -387,7 +386,7 @@ private Q_SLOTS:
             written += piece.size();
         }
         QVERIFY2(!writer->isWritable(), "64 MiB written without the socket backing up");
-        QVERIFY(pair.serverSide()->bytesToWrite() >= ClientConnection::kHighWater);
+        QVERIFY(pair.serverSide()->bytesToWrite() >= slp::ResponseQueue::kHighWater);
         writable.clear();
         // Shorter than the quiet window: past TCP's 200 ms zero-window probe the kernel compacts
         // the client's receive queue and takes more, which is not SLP draining anything.
@@ -408,7 +407,7 @@ private Q_SLOTS:
     {
         Pair pair;
         // An earlier pipelined request's response is still being written ...
-        QPointer<ResponseWriter> earlier = pair.connection()->openWriter(context());
+        QPointer<ResponseWriter> earlier = pair.openWriter(context());
         earlier->writeHead(head(200, -1));
         QVERIFY(earlier->writeBody("early"));
         const QByteArray earlyBytes =
@@ -430,7 +429,7 @@ private Q_SLOTS:
 
         // The final response to the POST comes after the 100.
         pair.take();
-        respondNext(pair.connection());
+        respondNext(pair);
         RECEIVE(pair, kNext);
     }
 

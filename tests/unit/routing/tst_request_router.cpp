@@ -72,7 +72,7 @@ struct Fixture
         request.headers = headers;
         request.body = body;
         request.clientAddress = "127.0.0.1";
-        router->handle(std::move(request), pair.connection()->openWriter({}));
+        router->handle(std::move(request), pair.openWriter({}));
     }
     double requests(const QString &model, int code) const
     {

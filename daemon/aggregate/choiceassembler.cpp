@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "aggregate/sseaggregator.h"
-
-// The JSON side of the aggregator: each event's chunk merged into the answer, and the
-// answer (or the upstream's error) written out.
+#include "aggregate/choiceassembler.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QJsonParseError>
 
 #include <cmath>
-#include <utility>
+
+// Each chunk of an OpenAI-style stream merged into the non-streaming answer, and the answer
+// written out. The rules are SseAggregator's (sseaggregator.h); this is their JSON half.
 
 namespace slp {
 
@@ -47,16 +45,6 @@ qint64 valueSize(const QJsonValue &v)
     }
 }
 
-QString preview(const QByteArray &data)
-{
-    const QByteArray head = data.left(80);
-    QString s = QString::fromUtf8(head);
-    for (QChar &ch : s)
-        if (ch.unicode() < 0x20)
-            ch = u' ';
-    return data.size() > 80 ? s + QStringLiteral("...") : s;
-}
-
 // A usable "index": a non-negative integer (well inside qint64, so the cast is defined).
 bool isIndex(const QJsonValue &v)
 {
@@ -65,7 +53,34 @@ bool isIndex(const QJsonValue &v)
 }
 } // namespace
 
-void SseAggregator::mergeNonNull(QJsonObject &into, const QString &key, const QJsonValue &value)
+ChoiceAssembler::ChoiceAssembler(AnswerKind kind, qint64 maxOutputBytes)
+    : m_kind(kind), m_maxOutputBytes(maxOutputBytes)
+{}
+
+bool ChoiceAssembler::fail(const QString &why)
+{
+    if (m_failure.isEmpty())
+        m_failure = why;
+    return false;
+}
+
+void ChoiceAssembler::charge(qint64 bytes)
+{
+    m_outputBytes += bytes;
+    if (!failed() && m_outputBytes > m_maxOutputBytes) {
+        m_tooLarge = true;
+        fail(QStringLiteral("reassembled output exceeds %1 bytes").arg(m_maxOutputBytes));
+    }
+}
+
+void ChoiceAssembler::clear()
+{
+    m_top = {};
+    m_choices.clear();
+    m_usage = QJsonValue::Null;
+}
+
+void ChoiceAssembler::mergeNonNull(QJsonObject &into, const QString &key, const QJsonValue &value)
 {
     // a null is kept only until a value arrives: stop_reason is null on every chunk but the last
     // (and then stays null, as in the non-streaming answer), and a later null must not erase it
@@ -78,48 +93,10 @@ void SseAggregator::mergeNonNull(QJsonObject &into, const QString &key, const QJ
         charge(utf8Length(key) + valueSize(value));
 }
 
-void SseAggregator::handleEvent(const QByteArray &data)
+bool ChoiceAssembler::apply(const QJsonObject &chunk, qint64 event)
 {
-    ++m_eventCount;
-    const QByteArray trimmed = data.trimmed();
-    if (trimmed.isEmpty())
-        return; // "data:" with nothing: a keep-alive in all but name
-    if (trimmed == "[DONE]") {
-        m_state = State::Done;
-        return;
-    }
-    QJsonParseError err;
-    const QJsonDocument doc = QJsonDocument::fromJson(data, &err);
-    if (err.error != QJsonParseError::NoError) {
-        setMalformed(QStringLiteral("event %1: data is not JSON (%2 at offset %3): %4")
-                         .arg(m_eventCount)
-                         .arg(err.errorString())
-                         .arg(err.offset)
-                         .arg(preview(data)));
-        return;
-    }
-    if (!doc.isObject()) {
-        setMalformed(QStringLiteral("event %1: data is not a JSON object: %2")
-                         .arg(m_eventCount)
-                         .arg(preview(data)));
-        return;
-    }
-    const QJsonObject obj = doc.object();
-
-    // In-band error: {"error":{...}} (vLLM, OpenAI) or a bare {"object":"error",...} (older vLLM)
-    const QJsonValue error = obj.value(QLatin1String("error"));
-    if (!error.isNull() && !error.isUndefined()) {
-        m_error = error;
-        m_state = State::UpstreamError;
-        return;
-    }
-    if (obj.value(QLatin1String("object")).toString() == QLatin1String("error")) {
-        m_error = obj;
-        m_state = State::UpstreamError;
-        return;
-    }
-
-    for (auto it = obj.constBegin(); it != obj.constEnd() && m_state == State::Streaming; ++it) {
+    m_event = event;
+    for (auto it = chunk.constBegin(); it != chunk.constEnd() && !failed(); ++it) {
         const QString key = it.key();
         if (key == QLatin1String("choices") || key == QLatin1String("object") ||
             key == QLatin1String("error"))
@@ -132,32 +109,28 @@ void SseAggregator::handleEvent(const QByteArray &data)
         mergeNonNull(m_top, key, it.value());
     }
 
-    const QJsonValue choices = obj.value(QLatin1String("choices"));
+    const QJsonValue choices = chunk.value(QLatin1String("choices"));
     if (choices.isUndefined() || choices.isNull())
-        return;
-    if (!choices.isArray()) {
-        setMalformed(QStringLiteral("event %1: \"choices\" is not an array").arg(m_eventCount));
-        return;
-    }
+        return true;
+    if (!choices.isArray())
+        return fail(QStringLiteral("event %1: \"choices\" is not an array").arg(m_event));
     const QJsonArray arr = choices.toArray();
     for (const QJsonValue &choice : arr) {
-        if (!choice.isObject()) {
-            setMalformed(
-                QStringLiteral("event %1: a choice is not a JSON object").arg(m_eventCount));
-            return;
-        }
+        if (!choice.isObject())
+            return fail(QStringLiteral("event %1: a choice is not a JSON object").arg(m_event));
         if (!applyChoice(choice.toObject()))
-            return;
+            return false;
     }
+    return !failed();
 }
 
-bool SseAggregator::applyChoice(const QJsonObject &choice)
+bool ChoiceAssembler::applyChoice(const QJsonObject &choice)
 {
     const QJsonValue indexValue = choice.value(QLatin1String("index"));
     qint64 index = 0;
     if (!indexValue.isUndefined() && !indexValue.isNull()) {
         if (!isIndex(indexValue)) {
-            setMalformed(QStringLiteral("event %1: bad choice index").arg(m_eventCount));
+            fail(QStringLiteral("event %1: bad choice index").arg(m_event));
             return false;
         }
         index = qint64(indexValue.toDouble());
@@ -166,7 +139,7 @@ bool SseAggregator::applyChoice(const QJsonObject &choice)
     Choice &c = it->second;
     if (inserted) {
         charge(EntryCost);
-        if (m_state != State::Streaming)
+        if (failed())
             return false;
     }
 
@@ -174,7 +147,7 @@ bool SseAggregator::applyChoice(const QJsonObject &choice)
     if (!finish.isNull() && !finish.isUndefined())
         c.finishReason = finish;
 
-    const bool chat = m_kind == Kind::Chat;
+    const bool chat = m_kind == AnswerKind::Chat;
     for (auto f = choice.constBegin(); f != choice.constEnd(); ++f) {
         const QString key = f.key();
         if (key == QLatin1String("index") || key == QLatin1String("finish_reason") ||
@@ -184,37 +157,11 @@ bool SseAggregator::applyChoice(const QJsonObject &choice)
             if (f.value().isNull())
                 continue;
             if (!f.value().isObject()) {
-                setMalformed(
-                    QStringLiteral("event %1: \"delta\" is not an object").arg(m_eventCount));
+                fail(QStringLiteral("event %1: \"delta\" is not an object").arg(m_event));
                 return false;
             }
-            const QJsonObject delta = f.value().toObject();
-            for (auto d = delta.constBegin(); d != delta.constEnd(); ++d) {
-                const QString dkey = d.key();
-                const QJsonValue v = d.value();
-                if (v.isNull())
-                    continue; // llama.cpp's first chunk has "content": null
-                if (dkey == QLatin1String("role")) {
-                    if (c.role.isEmpty())
-                        c.role = v.toString();
-                } else if (dkey == QLatin1String("content")) {
-                    const QString piece = v.toString();
-                    c.content += piece;
-                    charge(utf8Length(piece));
-                } else if (dkey == QLatin1String("tool_calls")) {
-                    if (!applyToolCalls(c, v))
-                        return false;
-                } else if (v.isString()) {
-                    const QString piece = v.toString();
-                    const auto [t, isNew] = c.deltaText.try_emplace(dkey);
-                    t->second += piece;
-                    charge(utf8Length(piece) + (isNew ? utf8Length(dkey) : 0));
-                } else {
-                    mergeNonNull(c.deltaOther, dkey, v);
-                }
-                if (m_state != State::Streaming)
-                    return false;
-            }
+            if (!applyDelta(c, f.value().toObject()))
+                return false;
             continue;
         }
         if (!chat && key == QLatin1String("text")) {
@@ -224,23 +171,53 @@ bool SseAggregator::applyChoice(const QJsonObject &choice)
         } else {
             mergeNonNull(c.extras, key, f.value());
         }
-        if (m_state != State::Streaming)
+        if (failed())
             return false;
     }
     return true;
 }
 
-bool SseAggregator::applyToolCalls(Choice &c, const QJsonValue &calls)
+bool ChoiceAssembler::applyDelta(Choice &c, const QJsonObject &delta)
+{
+    for (auto d = delta.constBegin(); d != delta.constEnd(); ++d) {
+        const QString dkey = d.key();
+        const QJsonValue v = d.value();
+        if (v.isNull())
+            continue; // llama.cpp's first chunk has "content": null
+        if (dkey == QLatin1String("role")) {
+            if (c.role.isEmpty())
+                c.role = v.toString();
+        } else if (dkey == QLatin1String("content")) {
+            const QString piece = v.toString();
+            c.content += piece;
+            charge(utf8Length(piece));
+        } else if (dkey == QLatin1String("tool_calls")) {
+            if (!applyToolCalls(c, v))
+                return false;
+        } else if (v.isString()) {
+            const QString piece = v.toString();
+            const auto [t, isNew] = c.deltaText.try_emplace(dkey);
+            t->second += piece;
+            charge(utf8Length(piece) + (isNew ? utf8Length(dkey) : 0));
+        } else {
+            mergeNonNull(c.deltaOther, dkey, v);
+        }
+        if (failed())
+            return false;
+    }
+    return true;
+}
+
+bool ChoiceAssembler::applyToolCalls(Choice &c, const QJsonValue &calls)
 {
     if (!calls.isArray()) {
-        setMalformed(QStringLiteral("event %1: \"tool_calls\" is not an array").arg(m_eventCount));
+        fail(QStringLiteral("event %1: \"tool_calls\" is not an array").arg(m_event));
         return false;
     }
     const QJsonArray arr = calls.toArray();
     for (const QJsonValue &callValue : arr) {
         if (!callValue.isObject()) {
-            setMalformed(
-                QStringLiteral("event %1: a tool call is not a JSON object").arg(m_eventCount));
+            fail(QStringLiteral("event %1: a tool call is not a JSON object").arg(m_event));
             return false;
         }
         const QJsonObject call = callValue.toObject();
@@ -249,7 +226,7 @@ bool SseAggregator::applyToolCalls(Choice &c, const QJsonValue &calls)
         qint64 index;
         if (!indexValue.isUndefined() && !indexValue.isNull()) {
             if (!isIndex(indexValue)) {
-                setMalformed(QStringLiteral("event %1: bad tool call index").arg(m_eventCount));
+                fail(QStringLiteral("event %1: bad tool call index").arg(m_event));
                 return false;
             }
             index = qint64(indexValue.toDouble());
@@ -281,38 +258,15 @@ bool SseAggregator::applyToolCalls(Choice &c, const QJsonValue &calls)
         const QString args = function.value(QLatin1String("arguments")).toString();
         t.arguments += args;
         charge(utf8Length(args));
-        if (m_state != State::Streaming)
+        if (failed())
             return false;
     }
     return true;
 }
 
-QByteArray SseAggregator::errorJson() const
+QByteArray ChoiceAssembler::result() const
 {
-    if (m_state != State::UpstreamError)
-        return {};
-    QJsonObject body;
-    if (m_error.isObject()) {
-        body.insert(QLatin1String("error"), m_error);
-    } else {
-        // {"error":"text"}: give the client the usual object shape
-        QJsonObject error;
-        if (m_error.isString()) {
-            error.insert(QLatin1String("message"), m_error);
-        } else {
-            error.insert(QLatin1String("message"), QStringLiteral("upstream error"));
-            error.insert(QLatin1String("detail"), m_error);
-        }
-        body.insert(QLatin1String("error"), error);
-    }
-    return QJsonDocument(body).toJson(QJsonDocument::Compact);
-}
-
-QByteArray SseAggregator::result() const
-{
-    if (m_state != State::Done)
-        return {};
-    const bool chat = m_kind == Kind::Chat;
+    const bool chat = m_kind == AnswerKind::Chat;
     QJsonObject top = m_top;
     top.insert(QLatin1String("object"),
                chat ? QLatin1String("chat.completion") : QLatin1String("text_completion"));
