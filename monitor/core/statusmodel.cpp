@@ -5,6 +5,18 @@
 
 namespace slp::monitor {
 
+namespace {
+// A transition of route `r`, named as it is now.
+Transition aboutRoute(const RouteStatus &r, Transition::Kind kind = Transition::Kind::StateChanged)
+{
+    Transition t;
+    t.kind = kind;
+    t.routeId = r.entry.id;
+    t.upstreamModel = r.entry.upstreamModel;
+    return t;
+}
+} // namespace
+
 QString failureText(const Transition &t)
 {
     if (t.what.isEmpty())
@@ -71,9 +83,7 @@ QList<Transition> StatusModel::failureTransitions(const QList<RouteStatus> &rout
     QHash<QString, FailureEpisode> next; // routes a reload removed are forgotten
     for (const RouteStatus &r : routes) {
         FailureEpisode episode = m_episodes.value(r.entry.id);
-        Transition t;
-        t.routeId = r.entry.id;
-        t.upstreamModel = r.entry.upstreamModel;
+        Transition t = aboutRoute(r);
         t.from = t.to = r.state;
         t.failures = r.consecutiveFailures;
         t.conditionReported = r.conditionReported;
@@ -169,10 +179,7 @@ StatusUpdate StatusModel::apply(StatusSnapshot snapshot)
             for (const RouteStatus &r : snapshot.routes) {
                 if (r.state != RouteState::Ambiguous)
                     continue;
-                Transition t;
-                t.kind = Transition::Kind::BecameAmbiguous;
-                t.routeId = r.entry.id;
-                t.upstreamModel = r.entry.upstreamModel;
+                Transition t = aboutRoute(r, Transition::Kind::BecameAmbiguous);
                 t.to = r.state;
                 t.atStartup = true;
                 update.transitions << t;
@@ -199,9 +206,7 @@ QList<Transition> StatusModel::routeTransitions(const QList<RouteStatus> &before
         old.insert(r.entry.id, &r);
 
     for (const RouteStatus &r : after) {
-        Transition t;
-        t.routeId = r.entry.id;
-        t.upstreamModel = r.entry.upstreamModel;
+        Transition t = aboutRoute(r);
         t.to = r.state;
         const RouteStatus *prev = old.take(r.entry.id);
         if (!prev) {
@@ -226,10 +231,7 @@ QList<Transition> StatusModel::routeTransitions(const QList<RouteStatus> &before
     for (const RouteStatus &r : before) {
         if (!old.contains(r.entry.id))
             continue;
-        Transition t;
-        t.kind = Transition::Kind::RouteRemoved;
-        t.routeId = r.entry.id;
-        t.upstreamModel = r.entry.upstreamModel;
+        Transition t = aboutRoute(r, Transition::Kind::RouteRemoved);
         t.from = r.state;
         out << t;
     }
