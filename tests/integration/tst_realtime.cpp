@@ -37,11 +37,16 @@ private Q_SLOTS:
     void session();
     void tunnelSurvivesReload();
     void sessionOverUnixBackend();
+    void silentTunnelClosedByStreamIdleTimeout();
+    void shutdownCutsTunnelsAfterTheGrace();
     void countsInMetrics();
     void upgradesThatAreNotTunnels_data();
     void upgradesThatAreNotTunnels();
 
 private:
+    // A session that waits `holdMs` mid-way (realtime_ws.mjs hold:MS), started on `slp`;
+    // returns once the client says it is holding.
+    bool startHoldingClient(ChildProcess &client, SlpDaemon &slp, int holdMs);
     QJsonObject runClient(const QString &model, const QString &mode);
     int upgradesSeenBy(MockUpstream &mock);
     double metric(const QString &name, const slp::PromLabels &labels);
@@ -200,6 +205,62 @@ void TestRealtime::sessionOverUnixBackend()
     QCOMPARE(got.value(QStringLiteral("model")).toString(), QStringLiteral("rt-unix"));
     QCOMPARE(got.value(QStringLiteral("bytes")).toInteger(), 1 << 20);
     QCOMPARE(slp.stop(), 0);
+}
+
+bool TestRealtime::startHoldingClient(ChildProcess &client, SlpDaemon &slp, int holdMs)
+{
+    const QString script =
+        qEnvironmentVariable("SLP_NODE_DIR") + QStringLiteral("/realtime_ws.mjs");
+    return client.start(QStringLiteral("node"),
+                        {script,
+                         slp.url().replace(QStringLiteral("http://"), QStringLiteral("ws://")),
+                         QStringLiteral("rt"), QStringLiteral("hold:%1").arg(holdMs)}) &&
+           client.waitForLine(QRegularExpression(QStringLiteral("^HOLDING")), 20000).hasMatch();
+}
+
+// stream_idle_timeout closes a tunnel silent in both directions, and says so.
+void TestRealtime::silentTunnelClosedByStreamIdleTimeout()
+{
+    SlpDaemon slp;
+    QVERIFY2(slp.start(QStringLiteral("log_requests: true\nbackends:\n  - name: rt\n"
+                                      "    url: %1\n    model: \"%2\"\n"
+                                      "    stream_idle_timeout: 400ms\n")
+                           .arg(m_mock.url(), rtUpstream)),
+             qPrintable(slp.errorString()));
+    ChildProcess client;
+    QVERIFY2(startHoldingClient(client, slp, 5000), qPrintable(client.allOutput()));
+    QVERIFY2(slp.waitForLog(QRegularExpression(QStringLiteral(
+                                "tunnel for model rt closed: idle for 400ms after ")),
+                            5000)
+                 .hasMatch(),
+             qPrintable(slp.stderrText().right(2000)));
+    QVERIFY(client.waitForExit(20000));
+    QVERIFY2(client.exitCode() != 0, "the client's session should have been cut");
+    QCOMPARE(slp.stop(), 0);
+}
+
+// SIGTERM: an open tunnel keeps the drain waiting up to shutdown_grace, then it is cut, and
+// the cut is logged.
+void TestRealtime::shutdownCutsTunnelsAfterTheGrace()
+{
+    SlpDaemon slp;
+    QVERIFY2(slp.start(QStringLiteral("shutdown_grace: 1s\nbackends:\n  - name: rt\n"
+                                      "    url: %1\n    model: \"%2\"\n")
+                           .arg(m_mock.url(), rtUpstream)),
+             qPrintable(slp.errorString()));
+    ChildProcess client;
+    QVERIFY2(startHoldingClient(client, slp, 20000), qPrintable(client.allOutput()));
+    QElapsedTimer clock;
+    clock.start();
+    QCOMPARE(slp.stop(15000), 0);
+    const qint64 tookMs = clock.elapsed();
+    QVERIFY2(tookMs >= 900, qPrintable(QString::number(tookMs))); // it waited for the tunnel
+    QVERIFY2(slp.stderrText().contains(QStringLiteral("shutdown grace over")),
+             qPrintable(slp.stderrText().right(2000)));
+    QVERIFY2(slp.stderrText().contains(QStringLiteral("tunnel for model rt cut at shutdown")),
+             qPrintable(slp.stderrText().right(2000)));
+    QVERIFY(client.waitForExit(20000));
+    QVERIFY(client.exitCode() != 0);
 }
 
 void TestRealtime::countsInMetrics()

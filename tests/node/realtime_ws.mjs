@@ -38,7 +38,13 @@ socket.on('message', (data) => {
 });
 socket.on('unexpected-response', (req, res) => fail(`upgrade answered ${res.statusCode}`));
 socket.on('error', (e) => fail(`socket error: ${e.message}`));
-const closed = new Promise((resolve) => socket.on('close', (code) => resolve(code)));
+// The session ends the connection itself (a close from either side, asked for); a close
+// before that is a failure, reported at once.
+let ending = false;
+const closed = new Promise((resolve) => socket.on('close', (code) => {
+  if (!ending) fail(`connection closed mid-session (code ${code})`);
+  resolve(code);
+}));
 // The first event (in arrival order) of any of `types`.
 function next(...types) {
   const i = inbox.findIndex((e) => types.includes(e.type));
@@ -59,6 +65,7 @@ async function echo(n) {
   rtts.sort((a, b) => a - b);
   const at = (q) => rtts[Math.min(rtts.length - 1, Math.floor(q * rtts.length))];
   console.log(`p50_us=${at(0.5).toFixed(1)} p99_us=${at(0.99).toFixed(1)}`);
+  ending = true;
   socket.close(1000);
   await closed;
 }
@@ -91,6 +98,7 @@ async function session() {
   let deltas = 0;
   while ((await next('response.output_text.delta', 'response.done')).type !== 'response.done')
     ++deltas;
+  ending = true;
   if (mode === 'server-close') send({ type: 'server.close' });
   else socket.close(1000);
   const closeCode = await closed;
