@@ -154,7 +154,7 @@ journal | grep -q "listening on 127.0.0.1:8080 (passed by systemd)" ||
 # Type=notify: the STATUS= line, as `systemctl status` shows it.
 status_line=$(in_ct systemctl status --no-pager slp.service | grep -m1 'Status: ')
 echo "systemctl status slp: ${status_line# *}"
-grep -qE 'Status: "serving 1 route; 0 ambiguous; (0|1) failing"' <<<"$status_line" ||
+grep -qE 'Status: "serving 1 route; 0 ambiguous; (0|1) failing; 0 stalled"' <<<"$status_line" ||
     fail "systemctl status shows no STATUS line from slp"
 
 # ---- reload, good config --------------------------------------------------------------------
