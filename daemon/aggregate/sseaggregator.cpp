@@ -33,8 +33,7 @@ void SseAggregator::feed(QByteArrayView bytes)
     if (m_state != State::Streaming)
         return;
     m_reader.feed(bytes, [this](const SseEventReader::Event &e) { return onEvent(e); });
-    if (m_reader.overLimit() && m_state == State::Streaming)
-        setMalformed(QStringLiteral("an SSE event exceeds %1 bytes").arg(m_reader.maxEventBytes()));
+    checkEventLimit();
     releaseIfFinished();
 }
 
@@ -46,14 +45,20 @@ void SseAggregator::finishInput()
     // event at EOF still counts; a truncated JSON event lands on the [DONE] check below.
     QByteArray pending;
     m_reader.finish([this](const SseEventReader::Event &e) { return onEvent(e); }, &pending);
-    if (m_reader.overLimit() && m_state == State::Streaming)
-        setMalformed(QStringLiteral("an SSE event exceeds %1 bytes").arg(m_reader.maxEventBytes()));
+    checkEventLimit();
     if (m_state == State::Streaming && !pending.isNull() &&
         (pending.trimmed() == "[DONE]" || QJsonDocument::fromJson(pending).isObject()))
         handleEvent(pending);
     if (m_state == State::Streaming)
         setMalformed(QStringLiteral("stream ended before data: [DONE]"));
     releaseIfFinished();
+}
+
+// An event the reader had to cut short ends the answer as malformed, whichever call found it.
+void SseAggregator::checkEventLimit()
+{
+    if (m_reader.overLimit() && m_state == State::Streaming)
+        setMalformed(QStringLiteral("an SSE event exceeds %1 bytes").arg(m_reader.maxEventBytes()));
 }
 
 bool SseAggregator::onEvent(const SseEventReader::Event &event)

@@ -92,6 +92,7 @@ public:
 
 private:
     bool onEvent(const SseEventReader::Event &event);
+    void checkEventLimit();
     void handleEvent(const QByteArray &data);
     void releaseIfFinished();
     void setMalformed(const QString &reason);

@@ -163,6 +163,17 @@ qsizetype skipPlain(const char *p, qsizetype pos, qsizetype n)
     return pos;
 }
 
+qsizetype firstInvalidUtf8(const uchar *u, qsizetype begin, qsizetype end)
+{
+    for (qsizetype i = begin; i < end;) {
+        const qsizetype len = u[i] < 0x80 ? 1 : utf8SequenceLength(u, i, end);
+        if (len == 0)
+            return i;
+        i += len;
+    }
+    return -1;
+}
+
 qsizetype utf8SequenceLength(const uchar *u, qsizetype pos, qsizetype n)
 {
     const uchar c = u[pos];

@@ -34,6 +34,10 @@ qsizetype skipPlain(const char *p, qsizetype pos, qsizetype n);
 // it is invalid: overlong forms, encoded surrogates, anything above U+10FFFF, cut short.
 qsizetype utf8SequenceLength(const uchar *u, qsizetype pos, qsizetype n);
 
+// The first byte of `bytes` [begin, end) that does not start a well-formed UTF-8 sequence,
+// or -1 when all of it is well-formed: the check a model id gets wherever it came from.
+qsizetype firstInvalidUtf8(const uchar *u, qsizetype begin, qsizetype end);
+
 // Which top-level key the scanner cares about `s` (n bytes, no escapes) is.
 KeyKind classifyKey(const char *s, qsizetype n);
 // The same for a key with escapes (decoded first).

@@ -197,17 +197,13 @@ void MultipartWalk::verdict()
                       .arg(size)
                       .arg(maxModelBytes);
     } else {
-        const auto *u = reinterpret_cast<const uchar *>(m_p);
-        for (qsizetype i = s.valueBegin; i < s.valueEnd;) {
-            const qsizetype len = u[i] < 0x80 ? 1 : jsontext::utf8SequenceLength(u, i, s.valueEnd);
-            if (len == 0) {
-                s.verdict = V::ModelNotUtf8;
-                s.error = QStringLiteral("the multipart \"model\" part is not valid UTF-8 "
-                                         "(byte %1)")
-                              .arg(i);
-                return;
-            }
-            i += len;
+        const qsizetype bad = jsontext::firstInvalidUtf8(reinterpret_cast<const uchar *>(m_p),
+                                                         s.valueBegin, s.valueEnd);
+        if (bad >= 0) {
+            s.verdict = V::ModelNotUtf8;
+            s.error = QStringLiteral("the multipart \"model\" part is not valid UTF-8 (byte %1)")
+                          .arg(bad);
+            return;
         }
         s.verdict = V::Ok;
         s.model = QString::fromUtf8(m_p + s.valueBegin, size);

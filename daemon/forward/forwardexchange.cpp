@@ -323,12 +323,7 @@ void ForwardExchange::failBeforeHead(const UpstreamCall::End &failed)
     ++m_outcome.failedAttempts;
     m_outcome.peer = inParens(failed.peer);
     m_outcome.logDetail = m_timedOut ? QString() : failed.detail;
-    const QString reason = m_timedOut                          ? QStringLiteral("timed out")
-                           : failed.isConnectionLevelFailure() ? QStringLiteral("connect")
-                                                               : QStringLiteral("protocol");
-    m_metrics.add(metric::upstreamAttempts, {{QStringLiteral("model_id"), m_route.modelId},
-                                             {QStringLiteral("reason"), reason}});
-    m_metrics.add(metric::consecutiveFailures, m_route.labels);
+    countFailedAttempt(m_metrics, m_route, failed, m_timedOut);
 
     // One re-dial, only when nothing reached the upstream's model: never after a timeout (it
     // may still be generating) and never once any response byte arrived.

@@ -65,6 +65,17 @@ QString whatFailed(UpstreamCall::Failure failure, bool timedOut, const QString &
     }
 }
 
+void countFailedAttempt(MetricsRegistry &metrics, const RouteForwarding &route,
+                        const UpstreamCall::End &failed, bool timedOut)
+{
+    const QString reason = timedOut                            ? QStringLiteral("timed out")
+                           : failed.isConnectionLevelFailure() ? QStringLiteral("connect")
+                                                               : QStringLiteral("protocol");
+    metrics.add(metric::upstreamAttempts,
+                {{QStringLiteral("model_id"), route.modelId}, {QStringLiteral("reason"), reason}});
+    metrics.add(metric::consecutiveFailures, route.labels);
+}
+
 void countRequest(MetricsRegistry &metrics, const RouteForwarding &route, const Outcome &o)
 {
     metrics.add(metric::requestsTotal, metric::requestLabels(route.modelId, o.status));

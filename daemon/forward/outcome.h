@@ -52,6 +52,11 @@ QString inParens(const QString &peer);
 // The route's last_failure sentence for an attempt that got no head: never an address.
 QString whatFailed(UpstreamCall::Failure failure, bool timedOut, const QString &timeoutText);
 
+// One attempt that got no response head: slp_upstream_attempt_failures_total by reason
+// (timed out, connect, protocol) and the route's consecutive-failures gauge.
+void countFailedAttempt(MetricsRegistry &metrics, const RouteForwarding &route,
+                        const UpstreamCall::End &failed, bool timedOut);
+
 // slp_requests_total, and slp_responses_broken_total for a relayed answer cut short.
 void countRequest(MetricsRegistry &metrics, const RouteForwarding &route, const Outcome &o);
 // The request's last log line (failures always; a completed request with log_requests).

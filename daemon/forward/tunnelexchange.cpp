@@ -64,23 +64,29 @@ void TunnelExchange::record(Ending how)
         m_plan.health->record(m_route.modelId, m_route.timeout, healthReportOf(m_outcome));
 }
 
-QByteArray TunnelExchange::clientHead(const UpstreamHead &head)
+HeaderList TunnelExchange::noteHead(const UpstreamHead &head, HeaderList headers)
 {
-    HeaderList headers = head.headers; // Upgrade, Connection and Sec-WebSocket-* pass: a 101
-    const QByteArray upstreamId = headerValue(headers, "x-request-id");
+    // As for a relayed answer: any head ends the run of failures, and the upstream's id (the
+    // transport dropped an unfit one) is the one the client and the log lines get.
+    m_timeout.stop();
+    m_metrics.set(metric::consecutiveFailures, m_route.labels, 0);
+    m_outcome.status = head.status;
+    m_outcome.latencyNs = m_since.nsecsElapsed();
+    m_metrics.observe(metric::upstreamLatency, m_route.labels, double(m_outcome.latencyNs) / 1e9);
+    const QByteArray upstreamId = headerValue(head.headers, "x-request-id");
+    m_log.setUpstreamId(upstreamId);
     if (upstreamId.isEmpty())
         headers.append({QByteArrayLiteral("X-Request-Id"), m_plan.requestId});
     else
-        m_outcome.clientRequestId = upstreamId; // the id the client got, as for a relay
-    return serializeHead(head.status, head.reason, headers, {}, {});
+        m_outcome.clientRequestId = upstreamId;
+    return headers;
 }
 
 void TunnelExchange::onSwitched(const UpstreamHead &head)
 {
-    m_timeout.stop();
-    m_metrics.set(metric::consecutiveFailures, m_route.labels, 0);
-    m_outcome.latencyNs = m_since.nsecsElapsed();
-    m_metrics.observe(metric::upstreamLatency, m_route.labels, double(m_outcome.latencyNs) / 1e9);
+    // Upgrade, Connection and Sec-WebSocket-* pass: this is a 101.
+    const QByteArray switchHead =
+        serializeHead(head.status, head.reason, noteHead(head, head.headers), {}, {});
     QByteArray upstreamEarly;
     const int upstreamFd = m_dialer->takeConnection(&upstreamEarly);
     QByteArray clientEarly;
@@ -92,8 +98,6 @@ void TunnelExchange::onSwitched(const UpstreamHead &head)
         return record(Ending::ClientGone);
     }
     m_clientSocket = owner;
-    m_outcome.status = 101;
-    const QByteArray switchHead = clientHead(head);
     m_switchHeadBytes = switchHead.size();
     record(Ending::Completed); // the upgrade's answer: counted (code 101) and logged now
     m_metrics.add(metric::openTunnels, m_route.labels, 1);
@@ -130,20 +134,11 @@ void TunnelExchange::onAnswered(const UpstreamHead &head, const QByteArray &body
 {
     // Refused upstream (a 403, a 426...): relayed as an ordinary response; the connection
     // then closes (it asked to leave HTTP).
-    m_timeout.stop();
-    m_metrics.set(metric::consecutiveFailures, m_route.labels, 0);
-    m_outcome.latencyNs = m_since.nsecsElapsed();
-    m_outcome.status = head.status;
-    m_outcome.bytesDown = body.size();
     ResponseHead out;
     out.status = head.status;
     out.reason = head.reason;
-    out.headers = prepareClientHeaders(head.headers);
-    const QByteArray upstreamId = headerValue(head.headers, "x-request-id");
-    if (upstreamId.isEmpty())
-        out.headers.append({QByteArrayLiteral("X-Request-Id"), m_plan.requestId});
-    else
-        m_outcome.clientRequestId = upstreamId;
+    out.headers = noteHead(head, prepareClientHeaders(head.headers));
+    m_outcome.bytesDown = body.size();
     out.contentLength = body.size();
     record(Ending::Completed);
     if (!m_writer)
@@ -165,11 +160,8 @@ void TunnelExchange::onFailed(UpstreamCall::Failure failure, const QString &deta
     m_outcome.logDetail = detail;
     m_outcome.peer = inParens(m_dialer ? m_dialer->peerForLog() : QString());
     m_outcome.what = whatFailed(failure, m_timedOut, m_route.timeoutText);
-    m_metrics.add(metric::upstreamAttempts,
-                  {{QStringLiteral("model_id"), m_route.modelId},
-                   {QStringLiteral("reason"),
-                    m_timedOut ? QStringLiteral("timed out") : QStringLiteral("connect")}});
-    m_metrics.add(metric::consecutiveFailures, m_route.labels);
+    countFailedAttempt(m_metrics, m_route, UpstreamCall::End{failure, detail, {}, false},
+                       m_timedOut);
     record(Ending::UpstreamFailed);
     if (!m_writer)
         return;
@@ -189,12 +181,6 @@ void TunnelExchange::onTimeout()
     if (m_dialer)
         m_dialer->disconnect(this);
     onFailed(UpstreamCall::Failure::Aborted, QString());
-}
-
-void TunnelExchange::cut()
-{
-    if (m_splice)
-        m_splice->cut();
 }
 
 } // namespace slp

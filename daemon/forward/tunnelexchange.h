@@ -40,8 +40,6 @@ public:
     ~TunnelExchange() override;
 
     void start();
-    // Ends an open tunnel now (the shutdown grace is over).
-    void cut();
 
 private:
     void onSwitched(const UpstreamHead &head);
@@ -50,9 +48,9 @@ private:
     void onTimeout();
     void onClientGone();
     void onSpliceEnded(Splice::End end);
-    // The 101 as the client gets it: the upstream's head, SLP's request id added when the
-    // upstream sent none.
-    QByteArray clientHead(const UpstreamHead &head);
+    // What any answer to the upgrade does (failures end, latency, the upstream's id): returns
+    // `headers` for the client, with SLP's request id added when the upstream sent none.
+    HeaderList noteHead(const UpstreamHead &head, HeaderList headers);
     void record(Ending how);
 
     ForwardPlan m_plan;

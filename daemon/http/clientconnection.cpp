@@ -2,11 +2,10 @@
 #include "http/clientconnection.h"
 
 #include "http/inboundhandoff.h"
-#include "wire/http1.h"
+
+#include "net/sockethandover.h"
 
 #include <QTcpSocket>
-
-#include <fcntl.h>
 
 namespace slp {
 
@@ -115,9 +114,7 @@ bool ClientConnection::readHead()
         return true;
     }
     m_headerTimer.stop();
-    const RequestHead &head = m_framer.head();
-    m_upgradeAsked =
-        isWebSocketUpgradeRequest(head.method, head.headers, m_framer.wantsBodyBytes() ? 1 : 0);
+    m_upgradeAsked = m_framer.head().webSocketUpgrade;
     answerExpect(available, headBytes);
     // The body's deadline runs from the end of the head, not from each read: a trickle
     // cannot hold the connection forever.
@@ -308,28 +305,20 @@ int ClientConnection::takeForTunnel(QByteArray *early)
 {
     if (!m_socket || m_socket->state() != QAbstractSocket::ConnectedState || m_tunneled)
         return -1;
-    const int fd = ::fcntl(int(m_socket->socketDescriptor()), F_DUPFD_CLOEXEC, 0);
+    if (m_socket->isTransactionStarted())
+        m_socket->rollbackTransaction();
+    QByteArray unread = m_socket->readAll();
+    // Nothing acts on the socket any more: not QtHttpServer's reader, nor its delete on
+    // disconnect, nor the response queue, nor this connection. `destroyed` stays connected:
+    // the listener gives the connection's place back when the tunnel deletes the socket.
+    const int fd = takeDescriptor(m_socket);
     if (fd < 0)
         return -1;
+    *early = std::move(unread);
     m_tunneled = true;
     m_headerTimer.stop();
     m_idleTimer.stop();
     m_bodyTimer.stop();
-    if (m_socket->isTransactionStarted())
-        m_socket->rollbackTransaction();
-    *early = m_socket->readAll();
-    // Nothing acts on the socket any more: not QtHttpServer's reader, nor its delete on
-    // disconnect, nor the response queue, nor this connection. `destroyed` stays connected:
-    // the listener gives the connection's place back when the tunnel deletes the socket.
-    QTcpSocket *socket = m_socket;
-    QObject::disconnect(socket, &QIODevice::readyRead, nullptr, nullptr);
-    QObject::disconnect(socket, &QIODevice::bytesWritten, nullptr, nullptr);
-    QObject::disconnect(socket, &QAbstractSocket::disconnected, nullptr, nullptr);
-    QObject::disconnect(socket, &QAbstractSocket::errorOccurred, nullptr, nullptr);
-    QObject::disconnect(socket, &QAbstractSocket::stateChanged, nullptr, nullptr);
-    QObject::disconnect(socket, &QIODevice::aboutToClose, nullptr, nullptr);
-    // Qt closes its descriptor; the duplicate keeps the connection open (no FIN is sent).
-    socket->abort();
     return fd;
 }
 

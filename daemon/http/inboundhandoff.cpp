@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "http/inboundhandoff.h"
 
-#include "wire/http1.h"
-
 namespace slp {
 
 InboundHandoff::InboundHandoff(RequestHead head, const QByteArray &dispatchedBody,
@@ -21,10 +19,9 @@ InboundHandoff::InboundHandoff(RequestHead head, const QByteArray &dispatchedBod
     m_request.headers = std::move(head.headers);
     m_request.body = dispatchedBody;
     m_request.clientAddress = clientAddress(peer);
+    m_request.webSocketUpgrade = head.webSocketUpgrade;
     // After an upgrade request the connection is a tunnel or nothing: an answer closes it.
-    m_context.keepAlive =
-        head.keepAlive &&
-        !isWebSocketUpgradeRequest(m_request.method, m_request.headers, m_request.body.size());
+    m_context.keepAlive = head.keepAlive && !head.webSocketUpgrade;
     m_context.versionMinor = head.versionMinor;
     m_context.headRequest = m_request.method == "HEAD";
 }

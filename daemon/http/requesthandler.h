@@ -20,6 +20,7 @@ struct InboundRequest
     HeaderList headers; // in order, repeats kept
     QByteArray body;
     QByteArray clientAddress;
+    bool webSocketUpgrade = false; // the head asked for WebSocket (RequestHead's answer)
 
     // Sets the target and splits it into path and query, once.
     void setTarget(QByteArray raw)

@@ -339,6 +339,9 @@ private:
             m_head.keepAlive = false; // RFC 9112 6.1: a 1.0 message with Transfer-Encoding closes
         if (m_head.contentLength > m_limits.maxBodyBytes)
             return reject(413, "request body too large");
+        m_head.webSocketUpgrade = isWebSocketUpgradeRequest(
+            m_head.method, m_head.headers,
+            m_head.chunked ? 1 : std::max<qint64>(m_head.contentLength, 0));
         m_head.headLength = m_pos;
         m_head.state = RequestHead::State::Complete;
         return true;

@@ -40,6 +40,9 @@ struct RequestHead
     qint64 contentLength = -1; // -1 when absent
     bool chunked = false;
     bool expectContinue = false;
+    // A bodyless GET asking for WebSocket (isWebSocketUpgradeRequest), asked once by the
+    // parser for the connection, the handoff and the router.
+    bool webSocketUpgrade = false;
     bool keepAlive = true; // after this request, by version, Connection and framing
     qint64 bodyBytes = -1; // set by the connection: body bytes its own parse framed
 

@@ -91,21 +91,19 @@ int openUnixListenSocket(const QString &path, int mode, int backlog, QString *er
     return fd;
 }
 
-int connectUnixSocket(const QString &path, int *error, QString *message)
+int connectUnixSocket(const QString &path, bool *refused, QString *message)
 {
+    *refused = false;
     sockaddr_un address;
-    if (!addressOf(path, &address, message)) {
-        *error = ENAMETOOLONG;
+    if (!addressOf(path, &address, message))
         return -1;
-    }
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
-        *error = errno;
         *message = systemError(QStringLiteral("socket"));
         return -1;
     }
     if (::connect(fd, reinterpret_cast<const sockaddr *>(&address), sizeof(address)) != 0) {
-        *error = errno;
+        *refused = errno == ECONNREFUSED || errno == ENOENT || errno == EAGAIN;
         *message = systemError(QStringLiteral("connect to unix:") + path);
         ::close(fd);
         return -1;

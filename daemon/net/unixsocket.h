@@ -19,9 +19,10 @@ int openUnixListenSocket(const QString &path, int mode, int backlog, QString *er
                          SocketFileId *file);
 
 // Connects a non-blocking, close-on-exec stream socket to the Unix socket at `path` (a
-// Unix socket connects or fails at once). -1 on failure, with `error` the errno and
-// `message` saying what failed.
-int connectUnixSocket(const QString &path, int *error, QString *message);
+// Unix socket connects or fails at once). -1 on failure, with `message` saying what failed
+// and `refused` set when nothing can have reached a peer: a missing file, a file nobody
+// listens on, a full backlog.
+int connectUnixSocket(const QString &path, bool *refused, QString *message);
 
 // Removes the socket file at `path` if it is still the one slp made (same device and inode),
 // so a newer slp's socket at that path is never taken away.

@@ -2,6 +2,8 @@
 #include "routing/requestrouter.h"
 
 #include "body/bodyscanner.h"
+#include "body/jsontext.h"
+#include "body/multipartscanner.h"
 #include "debugcatalog.h"
 #include "forward/forwardexchange.h"
 #include "forward/forwardheaders.h"
@@ -27,6 +29,22 @@ RequestRouter::RequestRouter(std::shared_ptr<const RouteTable> table, UpstreamTr
                              MetricsRegistry &metrics, RouterOptions options)
     : m_table(std::move(table)), m_transport(transport), m_metrics(metrics), m_options(options)
 {}
+
+void RequestRouter::refuseUnrouted(ResponseWriter *writer, int status, const QString &message,
+                                   const QByteArray &code)
+{
+    m_metrics.add(metric::requestsTotal, metric::requestLabels(metric::unknownModel, status));
+    answerError(writer, status, message, code, QStringLiteral("model"));
+}
+
+void RequestRouter::refuseUnknownModel(ResponseWriter *writer, const QString &id)
+{
+    refuseUnrouted(writer, 404,
+                   QStringLiteral("The model `%1` does not exist: GET /v1/models lists the "
+                                  "models served here")
+                       .arg(id.left(256)),
+                   "model_not_found");
+}
 
 void RequestRouter::answerError(ResponseWriter *writer, int status, const QString &message,
                                 const QByteArray &code, const QString &param)
@@ -87,7 +105,7 @@ void RequestRouter::handle(InboundRequest request, ResponseWriter *writer)
             newRequestId());
     }
     if (path.startsWith("/v1/")) {
-        if (isWebSocketUpgradeRequest(request.method, request.headers, request.body.size()))
+        if (request.webSocketUpgrade)
             return tunnel(request, writer);
         if (request.method != "POST") {
             return answerError(
@@ -107,35 +125,23 @@ void RequestRouter::forward(InboundRequest &request, ResponseWriter *writer)
 {
     QElapsedTimer received; // slp_overhead_seconds starts here: the request is complete
     received.start();
-    const auto countUnknown = [this](int status) {
-        m_metrics.add(metric::requestsTotal, metric::requestLabels(metric::unknownModel, status));
-    };
     // max_body_bytes was enforced where the body was read (RequestFramer): a larger one never
     // gets here.
     // 1. read the model id: one pass, no document built; where depends on the media type.
     const ModelLocation scan = ModelLocation::locate(request.headers, request.body);
     if (scan.status() != 0) {
-        countUnknown(scan.status());
-        return answerError(writer, scan.status(), scan.error(),
-                           scan.status() == 415 ? "unsupported_media_type" : "invalid_request_body",
-                           QStringLiteral("model"));
+        return refuseUnrouted(writer, scan.status(), scan.error(),
+                              scan.status() == 415 ? "unsupported_media_type"
+                                                   : "invalid_request_body");
     }
 
     // 2. look it up.
     const qsizetype index = m_table->find(scan.model());
-    if (index < 0) {
-        countUnknown(404);
-        return answerError(writer, 404,
-                           QStringLiteral("The model `%1` does not exist: GET /v1/models lists "
-                                          "the models served here")
-                               .arg(scan.model().left(256)),
-                           "model_not_found", QStringLiteral("model"));
-    }
+    if (index < 0)
+        return refuseUnknownModel(writer, scan.model());
 
-    if (const QString bad = scan.renameError(m_table->upstreamModel(index)); !bad.isEmpty()) {
-        countUnknown(400);
-        return answerError(writer, 400, bad, "invalid_request_body", QStringLiteral("model"));
-    }
+    if (const QString bad = scan.renameError(m_table->upstreamModel(index)); !bad.isEmpty())
+        return refuseUnrouted(writer, 400, bad, "invalid_request_body");
 
     // 3. the plan: the route's settings by reference, the request's own parts moved in.
     ForwardPlan plan = planFor(index, scan, request);
@@ -149,29 +155,28 @@ void RequestRouter::forward(InboundRequest &request, ResponseWriter *writer)
 
 void RequestRouter::tunnel(InboundRequest &request, ResponseWriter *writer)
 {
-    const auto refuse = [&](int status, const QString &message) {
-        m_metrics.add(metric::requestsTotal, metric::requestLabels(metric::unknownModel, status));
-        answerError(writer, status, message, status == 404 ? "model_not_found" : "invalid_request",
-                    QStringLiteral("model"));
+    const auto refuse = [&](const QString &message) {
+        refuseUnrouted(writer, 400, message, "invalid_request");
     };
     const UpgradeModel model = findUpgradeModel(request.target);
     if (!model.found) {
-        return refuse(400, QStringLiteral("WebSocket upgrade has no model query parameter: "
-                                          "add ?model=ID to the URL (GET /v1/models lists them)"));
+        return refuse(QStringLiteral("WebSocket upgrade has no model query parameter: "
+                                     "add ?model=ID to the URL (GET /v1/models lists them)"));
     }
+    // The rules of the JSON key and the multipart part.
     if (model.id.isEmpty())
-        return refuse(400, QStringLiteral("WebSocket upgrade has an empty model query parameter"));
-    if (model.id.size() > 256)
-        return refuse(400, QStringLiteral("model query parameter is longer than 256 bytes"));
-    const QString id = QString::fromUtf8(model.id);
-    if (id.toUtf8() != model.id)
-        return refuse(400, QStringLiteral("model query parameter is not valid UTF-8"));
-    const qsizetype index = m_table->find(id);
-    if (index < 0) {
-        return refuse(404, QStringLiteral("The model `%1` does not exist: GET /v1/models lists "
-                                          "the models served here")
-                               .arg(id));
+        return refuse(QStringLiteral("WebSocket upgrade has an empty model query parameter"));
+    if (model.id.size() > maxModelBytes) {
+        return refuse(
+            QStringLiteral("model query parameter is longer than %1 bytes").arg(maxModelBytes));
     }
+    if (jsontext::firstInvalidUtf8(reinterpret_cast<const uchar *>(model.id.constData()), 0,
+                                   model.id.size()) >= 0)
+        return refuse(QStringLiteral("model query parameter is not valid UTF-8"));
+    const QString id = QString::fromUtf8(model.id);
+    const qsizetype index = m_table->find(id);
+    if (index < 0)
+        return refuseUnknownModel(writer, id);
     ForwardPlan plan = basePlan(index, request);
     // Rename: only the parameter's value changes; the rest of the target stays verbatim.
     const QString upstreamModel = m_table->upstreamModel(index);

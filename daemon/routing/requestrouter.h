@@ -58,6 +58,11 @@ private:
     // Whether the answer is reassembled from a stream (aggregate: true routes), and as what.
     static ForwardPlan::Aggregate wantsAggregate(bool routeAggregates, const QByteArray &path,
                                                  const ModelLocation &scan);
+    // A request no route takes: counted under model_id="unknown", answered `status` (param
+    // "model"); the 404 for an id no route serves.
+    void refuseUnrouted(ResponseWriter *writer, int status, const QString &message,
+                        const QByteArray &code);
+    void refuseUnknownModel(ResponseWriter *writer, const QString &id);
     void answerError(ResponseWriter *writer, int status, const QString &message,
                      const QByteArray &code = {}, const QString &param = {});
 

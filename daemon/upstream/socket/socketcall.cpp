@@ -111,15 +111,11 @@ void SocketCall::dial()
 // start() (the seam allows it).
 void SocketCall::dialUnix()
 {
-    int error = 0;
+    bool refused = false;
     QString message;
-    const int fd = connectUnixSocket(m_endpoint.unixPath, &error, &message);
-    if (fd < 0) {
-        // A missing file, a file nobody listens on, a full backlog: nothing reached the
-        // upstream, so retry: true may dial once more.
-        const bool refused = error == ECONNREFUSED || error == ENOENT || error == EAGAIN;
+    const int fd = connectUnixSocket(m_endpoint.unixPath, &refused, &message);
+    if (fd < 0) // refused: nothing reached the upstream, so retry: true may dial once more
         return fail(refused ? Failure::Refused : Failure::Other, message);
-    }
     auto *socket = new QTcpSocket; // owned by this call (m_socket), then by the pool
     socket->setProxy(QNetworkProxy::NoProxy);
     socket->setReadBufferSize(kSocketReadBuffer);

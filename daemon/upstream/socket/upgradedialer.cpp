@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "upstream/socket/upgradedialer.h"
 
+#include "net/sockethandover.h"
 #include "net/unixsocket.h"
+#include "upstream/upstreamhead.h"
 
 #include <QNetworkProxy>
 
-#include <cerrno>
-#include <fcntl.h>
 #include <unistd.h>
 
 namespace slp {
@@ -45,11 +45,10 @@ void UpgradeDialer::start()
         m_socket->connectToHost(m_endpoint.host, m_endpoint.port);
         return;
     }
-    int error = 0;
+    bool refused = false;
     QString message;
-    const int fd = connectUnixSocket(m_endpoint.unixPath, &error, &message);
+    const int fd = connectUnixSocket(m_endpoint.unixPath, &refused, &message);
     if (fd < 0) {
-        const bool refused = error == ECONNREFUSED || error == ENOENT || error == EAGAIN;
         return fail(refused ? UpstreamCall::Failure::Refused : UpstreamCall::Failure::Other,
                     message);
     }
@@ -78,14 +77,15 @@ void UpgradeDialer::onReadyRead()
         return fail(UpstreamCall::Failure::Protocol,
                     QStringLiteral("malformed response to the upgrade: ") + m_parser.errorText());
     }
-    if (!m_haveHead)
+    if (!m_haveHead) {
         m_haveHead = m_parser.takeHead(&m_answer);
-    if (!m_haveHead)
-        return;
+        if (!m_haveHead)
+            return;
+        // The rule both transports apply to every head before it is relayed.
+        dropUnfitRequestIds(m_answer, m_endpoint.key);
+    }
     if (m_parser.isUpgraded()) {
-        // The connection leaves Qt: a duplicate of its descriptor keeps it open while the
-        // QTcpSocket closes its own (no FIN: the socket stays referenced).
-        m_fd = ::fcntl(int(m_socket->socketDescriptor()), F_DUPFD_CLOEXEC, 0);
+        m_fd = takeDescriptor(m_socket.get()); // the connection leaves Qt for the tunnel
         m_early = m_parser.takeUpgradeBytes();
         release();
         m_done = true;
