@@ -10,8 +10,10 @@
 #              SLOW_SECONDS (default 20) seconds, then closed; /healthz latency sampled
 #              throughout (slp only)
 #
-#   bench/memory.sh [--only burst8|burst16|slow50] [--build DIR] [--slp BINARY]
+#   bench/memory.sh [--only burst8|burst16|slow50] [--rename] [--build DIR] [--slp BINARY]
 #
+# --rename routes the bodies to a backend that calls the model otherwise ("Big-Upstream"), so
+# slp rewrites the model value of every body: the case that once cost a renamed copy.
 # --slp measures another slp binary (a build of an older commit, say) in place of this
 # tree's; nginx runs beside it all the same.
 #
@@ -25,12 +27,14 @@ build="${SLP_BENCH_BUILD_DIR:-$here/build-bench}"
 only=""
 slow_seconds="${SLOW_SECONDS:-20}"
 other_slp=""
+upstream_model=big
 while [ $# -gt 0 ]; do
     case "$1" in
     --only) only="${2:?--only needs a scenario}"; shift ;;
     --build) build="${2:?--build needs a directory}"; shift ;;
     --slp) other_slp="${2:?--slp needs a binary}"; shift ;;
-    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --rename) upstream_model=Big-Upstream ;;
+    -h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "memory.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -104,7 +108,7 @@ $1
 backends:
   - name: big
     url: http://127.0.0.1:$p_sink
-    model: big
+    model: $upstream_model
     timeout: 120s
 YAML
     if ! "$slp_bin" --check --config "$tmp/slp.yaml" >/dev/null 2>&1; then

@@ -27,7 +27,7 @@ ALLOWED = {
     "discovery": {"config", "observe", "wire"},
     "http": {"net", "wire", "observe"},
     "upstream": {"net", "wire", "observe"},
-    "net": {"observe"},
+    "net": {"observe", "wire"},
     "config": set(),
     "body": {"wire"},
     "aggregate": set(),

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "multipartscanner.h"
 
-#include "bytesplice.h"
+#include "bodyedits.h"
 #include "jsontext.h"
 #include "wire/http1.h"
 #include "wire/mediatype.h"
@@ -250,9 +250,8 @@ bool multipartValueError(const QString &value, QByteArrayView boundary)
 QByteArray spliceMultipartModel(const QByteArray &body, const MultipartScan &scan,
                                 QByteArrayView boundary, const QString &newModel)
 {
-    if (scan.verdict != MultipartScan::Verdict::Ok || multipartValueError(newModel, boundary))
-        return {};
-    return replaceSpan(body, scan.valueBegin, scan.valueEnd, newModel.toUtf8());
+    const QList<ByteEdit> edits = multipartModelEdits(scan, boundary, newModel);
+    return edits.isEmpty() ? QByteArray() : ByteChain::edited(body, edits).joined();
 }
 
 } // namespace slp

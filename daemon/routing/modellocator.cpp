@@ -81,11 +81,11 @@ QString ModelLocation::renameError(const QString &newModel) const
                           "send the request with another boundary");
 }
 
-QByteArray ModelLocation::renamed(const QByteArray &body, const QString &newModel) const
+QList<ByteEdit> ModelLocation::renameEdits(const QString &newModel) const
 {
     if (m_kind == Kind::Json)
-        return spliceModel(body, m_json, newModel);
-    return spliceMultipartModel(body, m_multipart, m_boundary, newModel);
+        return jsonModelEdits(m_json, newModel);
+    return multipartModelEdits(m_multipart, m_boundary, newModel);
 }
 
 } // namespace slp

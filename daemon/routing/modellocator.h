@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include "body/bodyscanner.h"
-#include "body/multipartscanner.h"
+#include "body/bodyedits.h"
 #include "wire/http1.h"
 
 #include <QByteArray>
@@ -35,8 +34,8 @@ public:
     // Why `newModel` cannot replace the model in this body (a multipart value must not hold
     // the body's delimiter), or an empty string.
     QString renameError(const QString &newModel) const;
-    // `body` with only the model's value bytes changed to `newModel` (renameError() empty).
-    QByteArray renamed(const QByteArray &body, const QString &newModel) const;
+    // The edit that changes only the model's value bytes to `newModel` (renameError() empty).
+    QList<ByteEdit> renameEdits(const QString &newModel) const;
 
 private:
     Kind m_kind = Kind::Json;

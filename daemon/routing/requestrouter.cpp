@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "routing/requestrouter.h"
 
+#include "body/bodyedits.h"
 #include "body/bodyscanner.h"
 #include "body/jsontext.h"
 #include "body/multipartscanner.h"
@@ -224,13 +225,19 @@ ForwardPlan RequestRouter::planFor(qsizetype index, const ModelLocation &scan,
     const bool rename = !upstreamModel.isEmpty() && upstreamModel != scan.model();
     plan.renamedTo = rename ? upstreamModel : QString();
     plan.aggregate = wantsAggregate(m_table->route(index).aggregate, request.path, scan);
+    QList<ByteEdit> edits;
     if (plan.aggregate != ForwardPlan::Aggregate::Off) {
-        plan.request.body = spliceStreamTrue(request.body, scan.json(), plan.renamedTo);
-        plan.maxAnswerBytes = m_options.maxAnswerBytes;
-    } else {
-        plan.request.body =
-            rename ? scan.renamed(request.body, upstreamModel) : std::move(request.body);
+        edits = jsonStreamTrueEdits(scan.json(), plan.renamedTo);
+        if (edits.isEmpty()) // a compound "stream" value: not SLP's to set, so no aggregating
+            plan.aggregate = ForwardPlan::Aggregate::Off;
+        else
+            plan.maxAnswerBytes = m_options.maxAnswerBytes;
     }
+    if (plan.aggregate == ForwardPlan::Aggregate::Off && rename)
+        edits = scan.renameEdits(upstreamModel);
+    // The client's bytes go out shared: a renamed body is its block seen through two slices
+    // plus the new value, never a renamed copy.
+    plan.request.body = ByteChain::edited(request.body, edits);
     return plan;
 }
 

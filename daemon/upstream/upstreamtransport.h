@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "wire/bytechain.h"
 #include "wire/http1.h"
 
 #include <QByteArray>
@@ -21,7 +22,7 @@ struct UpstreamRequest
     QUrl originUrl;     // the same as a QUrl
     QByteArray target;  // raw path+query as the client sent it ("/" when empty)
     HeaderList headers; // Host and framing headers are the transport's business
-    QByteArray body;
+    ByteChain body;     // as it goes out: the client's bytes, shared, with SLP's edits
 };
 
 struct UpstreamHead

@@ -60,7 +60,7 @@ UpstreamCall::Failure classify(QNetworkReply::NetworkError error, bool headArriv
 class OneShotBody : public QIODevice
 {
 public:
-    explicit OneShotBody(QByteArray body, QObject *parent)
+    explicit OneShotBody(ByteChain body, QObject *parent)
         : QIODevice(parent), m_body(std::move(body))
     {
         open(QIODevice::ReadOnly);
@@ -76,18 +76,32 @@ public:
     bool untouched() const { return m_pos == 0 && !m_body.isEmpty(); }
 
 protected:
+    // Reads across the chain's pieces: the body is never joined into one copy.
     qint64 readData(char *data, qint64 maxSize) override
     {
-        const qint64 n = std::min<qint64>(maxSize, m_body.size() - m_pos);
-        std::memcpy(data, m_body.constData() + m_pos, size_t(n));
+        qint64 n = 0;
+        const QList<QByteArray> &pieces = m_body.pieces();
+        while (n < maxSize && m_piece < pieces.size()) {
+            const QByteArray &piece = pieces.at(m_piece);
+            const qint64 take = std::min<qint64>(maxSize - n, piece.size() - m_inPiece);
+            std::memcpy(data + n, piece.constData() + m_inPiece, size_t(take));
+            n += take;
+            m_inPiece += take;
+            if (m_inPiece == piece.size()) {
+                ++m_piece;
+                m_inPiece = 0;
+            }
+        }
         m_pos += n;
         return n;
     }
     qint64 writeData(const char *, qint64) override { return -1; }
 
 private:
-    QByteArray m_body;
+    ByteChain m_body;
     qint64 m_pos = 0;
+    qsizetype m_piece = 0;   // the piece being read
+    qsizetype m_inPiece = 0; // bytes of it read
 };
 
 class QnamCall : public UpstreamCall

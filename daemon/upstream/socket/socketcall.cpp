@@ -48,7 +48,7 @@ void discard(QTcpSocket *socket)
     socket->deleteLater();
 }
 
-SocketCall::SocketCall(IdlePool *pool, SocketEndpoint endpoint, QByteArray head, QByteArray body,
+SocketCall::SocketCall(IdlePool *pool, SocketEndpoint endpoint, QByteArray head, ByteChain body,
                        bool headRequest, Observer &observer)
     : UpstreamCall(observer), m_pool(pool), m_endpoint(std::move(endpoint)),
       m_head(std::move(head)), m_body(std::move(body)), m_headRequest(headRequest)
@@ -167,11 +167,15 @@ void SocketCall::writeRequest()
 {
     // A reused connection takes the request straight into the kernel (writeDirect); a new
     // one gets it from Qt once connected.
+    // A small request is one array, so it leaves in one segment even through Qt's buffer; a
+    // large one goes as the head plus the body's pieces in one gather write (a renamed 60 MB
+    // body is the client's block and the new value, never copied).
     if (m_body.size() <= kCoalesceBody) {
-        m_written += writeDirect(m_socket, m_head + m_body); // one segment, usually
+        m_written += writeDirect(m_socket, QByteArray(m_head + m_body.joined()));
     } else {
-        m_written += writeDirect(m_socket, m_head);
-        m_written += writeDirect(m_socket, m_body);
+        ByteChain request(m_head);
+        request.append(m_body);
+        m_written += writeDirect(m_socket, request);
     }
     if (m_socket && m_socket->state() == QAbstractSocket::ConnectedState &&
         m_socket->bytesToWrite() > 0)

@@ -54,7 +54,7 @@ class SocketCall : public UpstreamCall
 {
 public:
     // `head` and `body`: the request as it goes on the wire (requestHead() made the head).
-    SocketCall(IdlePool *pool, SocketEndpoint endpoint, QByteArray head, QByteArray body,
+    SocketCall(IdlePool *pool, SocketEndpoint endpoint, QByteArray head, ByteChain body,
                bool headRequest, Observer &observer);
 
     ~SocketCall() override { closeSocket(); }
@@ -132,7 +132,7 @@ private:
     QPointer<IdlePool> m_pool;
     SocketEndpoint m_endpoint;
     QByteArray m_head;
-    QByteArray m_body;
+    ByteChain m_body;
     bool m_headRequest;
 
     QTcpSocket *m_socket = nullptr; // ours while the call runs; the pool's once released

@@ -78,7 +78,7 @@ ForwardPlan plan(int maxAttempts, std::chrono::milliseconds timeout, const QStri
     p.request.method = "POST";
     p.request.origin = p.route->origin;
     p.request.target = "/v1/chat/completions";
-    p.request.body = "{\"model\":\"m\"}";
+    p.request.body = QByteArrayLiteral("{\"model\":\"m\"}");
     return p;
 }
 
@@ -311,7 +311,8 @@ private Q_SLOTS:
         QCOMPARE(rig.transport.started(), 1);
         rig.call()->fail(failure, QStringLiteral("connection refused"));
         QCOMPARE(rig.transport.started(), 2); // re-dialled at once
-        QCOMPARE(rig.transport.requests.at(1).body, rig.transport.requests.at(0).body);
+        QCOMPARE(rig.transport.requests.at(1).body.joined(),
+                 rig.transport.requests.at(0).body.joined());
         QCOMPARE(rig.transport.requests.at(1).target, QByteArray("/v1/chat/completions"));
         QTRY_VERIFY_WITH_TIMEOUT(rig.transport.log(0).deleted, kWaitMs); // the spent call is freed
 
@@ -528,7 +529,7 @@ private Q_SLOTS:
         Rig rig;
         ForwardPlan p = defaultPlan();
         p.request.method = "HEAD";
-        p.request.body.clear();
+        p.request.body = {};
         ResponseContext context;
         context.headRequest = true;
         rig.start(std::move(p), context);

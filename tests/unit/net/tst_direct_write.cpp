@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // writeDirect on real 127.0.0.1 sockets: a body larger than the kernel takes at once arrives
 // whole and in order, the part Qt keeps shares the caller's buffer (no second copy) yet is
-// unaffected when the caller changes or drops its own, and raw data is copied, not borrowed.
+// unaffected when the caller changes or drops its own, and raw data is copied, not borrowed;
+// a ByteChain (a renamed body: slices of the client's block around a new value) goes out in
+// order, in gather writes, with what Qt keeps still shared.
 #include "net/directwrite.h"
 
 #include <QTcpServer>
@@ -32,6 +34,8 @@ private Q_SLOTS:
     void largeBodyArrivesWholeAndSharesItsTail();
     void callerChangingItsBufferDoesNotReachTheWire();
     void rawDataIsCopiedNotBorrowed();
+    void chainArrivesInOrderAndStaysShared();
+    void chainAfterQtHoldsBytesQueuesBehindThem();
 
 private:
     // Reads everything the client sends until `size` bytes arrived (bounded).
@@ -101,6 +105,32 @@ void TestDirectWrite::rawDataIsCopiedNotBorrowed()
     QVERIFY(direct < raw.size());
     storage->fill('X'); // the raw bytes' owner reuses them at once
     QCOMPARE(readAll(expected.size()), expected);
+}
+
+void TestDirectWrite::chainArrivesInOrderAndStaysShared()
+{
+    const QByteArray body = pattern(24 * 1024 * 1024);
+    const qsizetype at = 9 * 1024 * 1024;
+    const slp::ByteChain chain =
+        slp::ByteChain::edited(body, {{at, 5, QByteArrayLiteral("\"renamed-model\"")}});
+    slp::ByteChain request(QByteArrayLiteral("POST / HTTP/1.1\r\n\r\n"));
+    request.append(chain);
+    const qint64 direct = slp::writeDirect(m_client.get(), request);
+    QVERIFY2(direct > 0 && direct < request.size(), qPrintable(QString::number(direct)));
+    QCOMPARE(m_client->bytesToWrite(), request.size() - direct);
+    QVERIFY(!body.isDetached()); // the slices Qt holds are the caller's block
+    QCOMPARE(readAll(request.size()), request.joined());
+}
+
+void TestDirectWrite::chainAfterQtHoldsBytesQueuesBehindThem()
+{
+    const QByteArray first = pattern(16 * 1024 * 1024);
+    const qint64 direct = slp::writeDirect(m_client.get(), first);
+    QVERIFY(direct < first.size()); // Qt holds the rest: the chain must not jump the queue
+    slp::ByteChain second(QByteArrayLiteral("head;"));
+    second.append(pattern(100 * 1024));
+    QCOMPARE(slp::writeDirect(m_client.get(), second), 0);
+    QCOMPARE(readAll(first.size() + second.size()), first + second.joined());
 }
 
 QTEST_GUILESS_MAIN(TestDirectWrite)

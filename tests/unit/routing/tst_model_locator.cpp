@@ -89,14 +89,20 @@ void TestModelLocator::renamesThroughTheSameScanner()
 {
     const ModelLocation json = ModelLocation::locate(withType({}), R"({"model":"m","n":1})");
     QCOMPARE(json.kind(), ModelLocation::Kind::Json);
-    QCOMPARE(json.renamed(R"({"model":"m","n":1})", QStringLiteral("up \"x\"")),
-             QByteArray(R"({"model":"up \"x\"","n":1})"));
+    const QByteArray jsonBody = R"({"model":"m","n":1})";
+    const ByteChain renamed =
+        ByteChain::edited(jsonBody, json.renameEdits(QStringLiteral("up \"x\"")));
+    QCOMPARE(renamed.joined(), QByteArray(R"({"model":"up \"x\"","n":1})"));
+    // The client's bytes are shared, not copied: before and after the value are its block.
+    QCOMPARE(renamed.pieces().size(), 3);
+    QCOMPARE(renamed.pieces().at(0).constData(), jsonBody.constData());
+    QCOMPARE(renamed.pieces().at(2).constData(), jsonBody.constData() + jsonBody.indexOf(",\"n\""));
 
     const ModelLocation multi =
         ModelLocation::locate(withType("multipart/form-data; boundary=b0"), form);
     QCOMPARE(multi.kind(), ModelLocation::Kind::Multipart);
     QVERIFY(multi.renameError(QStringLiteral("gpt-image \"1\"")).isEmpty());
-    QCOMPARE(multi.renamed(form, QStringLiteral("gpt-image \"1\"")),
+    QCOMPARE(ByteChain::edited(form, multi.renameEdits(QStringLiteral("gpt-image \"1\""))).joined(),
              QByteArray(form).replace("\r\nimg\r\n", "\r\ngpt-image \"1\"\r\n"));
     QVERIFY(multi.renameError(QStringLiteral("--b0")).contains(QStringLiteral("boundary")));
     QVERIFY(json.renameError(QStringLiteral("--b0")).isEmpty());
