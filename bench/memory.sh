@@ -218,7 +218,10 @@ burst() { # name port clients file rate watch-pids...
     rm -f "$tmp/codes.$name"
 }
 
-echo "memory.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), slp $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?')"
+slp_label="$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?')"
+[ -n "$other_slp" ] && slp_label="$other_slp (--slp)"
+[ "$upstream_model" != big ] && slp_label="$slp_label, renaming to $upstream_model"
+echo "memory.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), slp $slp_label"
 make_body 60000000 "$tmp/body60"
 HEALTH_PORT=""
 if [ -z "$only" ] || [ "$only" = burst8 ]; then
