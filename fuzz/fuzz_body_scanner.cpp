@@ -2,7 +2,8 @@
 // Differential fuzzing of the one-pass body scanner against QJsonDocument: the same verdict
 // class (JSON or not, object or not), the same model (present / string / its value), the same
 // stream flag and logprobs flag, a span that decodes to the model, and a splice that changes
-// nothing else. The documented differences (bodyscanner.cpp's header comment; the JSON oracle in
+// nothing else; and the resumable scan fed in reads gives the same answer as the one-shot scan.
+// The documented differences (bodyscanner.cpp's header comment; the JSON oracle in
 // tests/support/json, shared with tst_body_scanner) are the only disagreements allowed.
 #include "body/bodyscanner.h"
 #include "jsonoracle.h"
@@ -43,6 +44,43 @@ bool hasRepeatedTopLevelFlagKey(const QByteArray &body)
     return count > 1;
 }
 
+bool sameScan(const BodyScan &a, const BodyScan &b)
+{
+    return a.verdict == b.verdict && a.error == b.error && a.model == b.model &&
+           a.valueBegin == b.valueBegin && a.valueEnd == b.valueEnd && a.stream == b.stream &&
+           a.streamBegin == b.streamBegin && a.streamEnd == b.streamEnd &&
+           a.objectOpen == b.objectOpen && a.wantsLogprobs == b.wantsLogprobs;
+}
+
+// The resumable scan, fed the body as reads would bring it, must answer what the one-shot
+// scan answers: cut once at 16 points spread over the body and at a point the input picks,
+// in two reads cut where the input picks, and one byte at a time for short bodies.
+void checkSplits(const QByteArray &body, const BodyScan &oneShot)
+{
+    const auto fedIn = [&](std::initializer_list<qsizetype> cuts) {
+        JsonBodyScanner scanner;
+        for (qsizetype cut : cuts) {
+            const QByteArray soFar = body.left(cut); // a buffer of its own, as a grown one
+            scanner.feed(soFar);
+        }
+        return scanner.finish(body);
+    };
+    const qsizetype n = body.size();
+    const qsizetype picked = n > 0 ? qsizetype(uchar(body.front())) * n / 256 : 0;
+    for (qsizetype i = 0; i <= 16; ++i)
+        if (!sameScan(fedIn({i * n / 16}), oneShot))
+            fail("a scan fed in two reads differs from the one-shot scan", body, oneShot);
+    if (!sameScan(fedIn({picked}), oneShot) || !sameScan(fedIn({picked / 2, picked}), oneShot))
+        fail("a scan fed in reads the input picked differs from the one-shot scan", body, oneShot);
+    if (n <= 256) {
+        JsonBodyScanner scanner;
+        for (qsizetype k = 0; k <= n; ++k)
+            scanner.feed(QByteArrayView(body.constData(), k));
+        if (!sameScan(scanner.finish(body), oneShot))
+            fail("a scan fed a byte at a time differs from the one-shot scan", body, oneShot);
+    }
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -51,6 +89,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     const QByteArray body(reinterpret_cast<const char *>(data), qsizetype(size));
     const BodyScan ours = scanBody(body);
+    checkSplits(body, ours);
     const QtVerdict qt = qtVerdict(body);
     const bool oursValid = ours.verdict != BodyScan::Verdict::NotJson;
 

@@ -2,7 +2,10 @@
 #pragma once
 
 #include <QByteArray>
+#include <QByteArrayView>
 #include <QString>
+
+#include <memory>
 
 namespace slp {
 
@@ -52,6 +55,36 @@ struct BodyScan
 
 // Scans `body`. Nesting deeper than `maxDepth` is NotJson (no recursion: an explicit stack).
 BodyScan scanBody(const QByteArray &body, int maxDepth = 512);
+
+namespace jsonscan {
+class Scanner;
+}
+
+// The same scan, fed as the body arrives: feed() after every read (every byte so far, in the
+// request's one buffer; the buffer may move as it grows, the scanner keeps offsets), finish()
+// once the body is whole. finish() answers exactly what scanBody() answers for the whole
+// body, wherever the reads were cut; most of the body is read once, as it lands, so finish()
+// has little left to do. A step cut by the end of the bytes so far is retried; a string keeps
+// its progress (a 60 MB string is read once), and a long number or run of blanks is retried
+// only after the bytes behind it have doubled, so the work stays linear in the body.
+class JsonBodyScanner
+{
+public:
+    explicit JsonBodyScanner(int maxDepth = 512);
+    ~JsonBodyScanner();
+    JsonBodyScanner(JsonBodyScanner &&) noexcept;
+    JsonBodyScanner &operator=(JsonBodyScanner &&) noexcept;
+
+    void feed(QByteArrayView soFar);
+    BodyScan finish(QByteArrayView body);
+    // Bytes read for good so far: it only moves forward (for tests).
+    qsizetype progress() const;
+    // Feeds that ran the walk (the others waited for more bytes): for tests.
+    int walks() const;
+
+private:
+    std::unique_ptr<jsonscan::Scanner> m_scanner;
+};
 
 // Returns `body` with bytes [scan.valueBegin, scan.valueEnd) replaced by
 // jsonStringLiteral(newModel). Every other byte is unchanged. Requires scan.verdict == Ok.
