@@ -3,7 +3,8 @@
 // (no newline, or an unusable boundary: the whole input is the body of boundary "b"). Checks:
 // no crash; an accepted model is its span's bytes, 1..256 of valid UTF-8; the rename changes
 // those bytes and nothing else, and the renamed body scans to the new model; a body cut
-// anywhere before the end of its closing delimiter is refused.
+// anywhere before the end of its closing delimiter is refused; the resumable scanner fed in
+// reads answers what the one-shot scan answers.
 #include "body/multipartscanner.h"
 
 #include <QByteArray>
@@ -74,6 +75,42 @@ void checkPrefixesRefused(const QByteArray &boundary, const QByteArray &body,
     }
 }
 
+bool sameScan(const MultipartScan &a, const MultipartScan &b)
+{
+    return a.verdict == b.verdict && a.error == b.error && a.model == b.model &&
+           a.valueBegin == b.valueBegin && a.valueEnd == b.valueEnd && a.closeEnd == b.closeEnd;
+}
+
+// Cut once at 16 points spread over the body and at two the input picks, and one byte at a
+// time for short bodies; each read from a buffer of its own, as a grown buffer moves.
+void checkSplits(const QByteArray &boundary, const QByteArray &body, const MultipartScan &scan)
+{
+    const auto fedIn = [&](std::initializer_list<qsizetype> cuts) {
+        MultipartBodyScanner scanner(boundary);
+        for (qsizetype cut : cuts) {
+            const QByteArray soFar = body.left(cut);
+            scanner.feed(soFar);
+        }
+        return scanner.finish(body);
+    };
+    const qsizetype n = body.size();
+    const qsizetype picked = n > 0 ? qsizetype(uchar(body.back())) * n / 256 : 0;
+    for (qsizetype i = 0; i <= 16; ++i)
+        if (!sameScan(fedIn({i * n / 16}), scan))
+            fail("a scan fed in two reads differs from the one-shot scan", boundary, body, scan);
+    if (!sameScan(fedIn({picked / 3, picked}), scan))
+        fail("a scan fed in reads the input picked differs from the one-shot scan", boundary, body,
+             scan);
+    if (n <= 512) {
+        MultipartBodyScanner scanner(boundary);
+        for (qsizetype k = 0; k <= n; ++k)
+            scanner.feed(QByteArrayView(body.constData(), k));
+        if (!sameScan(scanner.finish(body), scan))
+            fail("a scan fed a byte at a time differs from the one-shot scan", boundary, body,
+                 scan);
+    }
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -94,6 +131,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!boundaryError(boundary).isEmpty())
         std::abort();
     const MultipartScan scan = scanMultipart(body, boundary);
+    checkSplits(boundary, body, scan);
     if (scan.verdict != MultipartScan::Verdict::Ok) {
         if (scan.error.isEmpty() || !scan.model.isEmpty())
             fail("a refusal without its message, or with a model", boundary, body, scan);

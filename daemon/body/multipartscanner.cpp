@@ -26,113 +26,162 @@ bool isTokenChar(char c)
     return c > 0x20 && c < 0x7f && std::strchr("()<>@,;:\\\"/[]?={}", c) == nullptr;
 }
 
-class MultipartWalk
+} // namespace
+
+MultipartBodyScanner::MultipartBodyScanner(QByteArrayView boundary)
+    : m_boundary(boundary.toByteArray()), m_delimiter(QByteArrayLiteral("\r\n--") + m_boundary)
+{}
+
+void MultipartBodyScanner::feed(QByteArrayView soFar)
 {
-public:
-    MultipartWalk(const QByteArray &body, QByteArrayView boundary)
-        : m_p(body.constData()), m_n(body.size()), m_boundary(boundary)
-    {
-        m_delimiter = QByteArrayLiteral("\r\n--") + boundary.toByteArray();
-    }
+    advance(soFar, false);
+}
 
-    MultipartScan run();
-
-private:
-    // The offset of the next delimiter ("\r\n--boundary") at or after `from`, below `limit`.
-    qsizetype find(qsizetype from, QByteArrayView needle, qsizetype limit) const
-    {
-        if (from < 0 || limit - from < needle.size())
-            return -1;
-        const void *hit = memmem(m_p + from, size_t(limit - from), needle.data(), needle.size());
-        return hit ? static_cast<const char *>(hit) - m_p : -1;
-    }
-    bool at(qsizetype pos, QByteArrayView text) const
-    {
-        return pos >= 0 && m_n - pos >= text.size() &&
-               std::memcmp(m_p + pos, text.data(), size_t(text.size())) == 0;
-    }
-    bool fail(const QString &why)
-    {
-        m_scan.error = why;
-        return false;
-    }
-    bool walk();
-    bool part(qsizetype begin, qsizetype end);
-    bool headerLine(qsizetype begin, qsizetype end, bool &isModel, bool &isFile);
-    void verdict();
-    QString quotedBoundary(const char *suffix) const
-    {
-        return QStringLiteral("\"--%1%2\"")
-            .arg(QString::fromLatin1(m_boundary.data(), m_boundary.size()),
-                 QString::fromLatin1(suffix));
-    }
-
-    const char *m_p;
-    qsizetype m_n;
-    QByteArrayView m_boundary;
-    QByteArray m_delimiter;
-    MultipartScan m_scan;
-    int m_modelParts = 0;
-    bool m_modelIsFile = false;
-};
-
-MultipartScan MultipartWalk::run()
+MultipartScan MultipartBodyScanner::finish(QByteArrayView body)
 {
-    if (walk())
-        verdict();
-    else
-        m_scan.verdict = MultipartScan::Verdict::Malformed;
+    advance(body, true);
     return m_scan;
 }
 
-// Delimiter to delimiter: each search starts where the last delimiter ended.
-bool MultipartWalk::walk()
+qsizetype MultipartBodyScanner::progress() const
+{
+    return std::max(m_pos, m_searchFrom);
+}
+
+void MultipartBodyScanner::advance(QByteArrayView bytes, bool final)
+{
+    m_p = bytes.data();
+    m_n = bytes.size();
+    m_final = final;
+    if (m_ended || (!final && m_n < m_retryAt))
+        return;
+    switch (walk()) {
+    case Step::Ok:
+        m_ended = true;
+        verdict();
+        break;
+    case Step::Fail:
+        m_ended = true;
+        m_scan.verdict = MultipartScan::Verdict::Malformed;
+        break;
+    case Step::NeedMore:
+        // A search keeps its place: any new byte may end it. Transport padding does not: it
+        // is retried once the bytes behind it have doubled.
+        m_retryAt = m_n + std::max<qsizetype>(1, m_n - progress());
+        break;
+    }
+}
+
+bool MultipartBodyScanner::at(qsizetype pos, QByteArrayView text) const
+{
+    return pos >= 0 && m_n - pos >= text.size() &&
+           std::memcmp(m_p + pos, text.data(), size_t(text.size())) == 0;
+}
+
+qsizetype MultipartBodyScanner::find(qsizetype from, QByteArrayView needle, qsizetype limit) const
+{
+    if (from < 0 || limit - from < needle.size())
+        return -1;
+    const void *hit = memmem(m_p + from, size_t(limit - from), needle.data(), needle.size());
+    return hit ? static_cast<const char *>(hit) - m_p : -1;
+}
+
+MultipartBodyScanner::Step MultipartBodyScanner::fail(const QString &why)
+{
+    m_scan.error = why;
+    return Step::Fail;
+}
+
+QString MultipartBodyScanner::quotedBoundary(const char *suffix) const
+{
+    return QStringLiteral("\"--%1%2\"")
+        .arg(QString::fromLatin1(m_boundary), QString::fromLatin1(suffix));
+}
+
+qsizetype MultipartBodyScanner::search(qsizetype from)
+{
+    const qsizetype start = std::max(from, m_searchFrom);
+    const qsizetype hit = find(start, m_delimiter, m_n);
+    if (hit >= 0 || m_final) {
+        m_searchFrom = -1;
+        return hit;
+    }
+    // A delimiter may straddle the end: its first bytes are searched again next time.
+    m_searchFrom = std::max(start, m_n - m_delimiter.size() + 1);
+    return -2;
+}
+
+MultipartBodyScanner::Step MultipartBodyScanner::opening()
 {
     const QByteArrayView dashBoundary = QByteArrayView(m_delimiter).sliced(2);
-    qsizetype pos = 0;
+    if (m_n < dashBoundary.size() && !m_final)
+        return Step::NeedMore;
     if (at(0, dashBoundary)) {
-        pos = dashBoundary.size(); // no preamble: the body opens with the boundary
-    } else {
-        const qsizetype first = find(0, m_delimiter, m_n);
-        if (first < 0)
-            return fail(QStringLiteral("multipart body has no opening delimiter %1")
-                            .arg(quotedBoundary("")));
-        pos = first + m_delimiter.size();
+        m_pos = dashBoundary.size(); // no preamble: the body opens with the boundary
+        return Step::Ok;
+    }
+    const qsizetype first = search(0);
+    if (first == -2)
+        return Step::NeedMore;
+    if (first < 0)
+        return fail(
+            QStringLiteral("multipart body has no opening delimiter %1").arg(quotedBoundary("")));
+    m_pos = first + m_delimiter.size();
+    return Step::Ok;
+}
+
+// Delimiter to delimiter: each search starts where the last delimiter ended. A part is read
+// only once the delimiter after it is there, so all of it is.
+MultipartBodyScanner::Step MultipartBodyScanner::walk()
+{
+    if (!m_opened) {
+        if (const Step s = opening(); s != Step::Ok)
+            return s;
+        m_opened = true;
     }
     for (;;) {
-        const qsizetype delimiterEnd = pos;
-        if (at(pos, "--")) {
-            m_scan.closeEnd = pos + 2; // the epilogue after it is anything
-            return true;
+        const qsizetype delimiterEnd = m_pos;
+        if (m_n - m_pos < 2 && !m_final)
+            return Step::NeedMore;
+        if (at(m_pos, "--")) {
+            m_scan.closeEnd = m_pos + 2; // the epilogue after it is anything
+            return Step::Ok;
         }
+        qsizetype pos = m_pos;
         while (pos < m_n && (m_p[pos] == ' ' || m_p[pos] == '\t'))
             ++pos; // transport padding
+        if (m_n - pos < 2 && !m_final)
+            return Step::NeedMore;
         if (!at(pos, "\r\n"))
             return fail(QStringLiteral("multipart delimiter ending at byte %1 is followed by "
                                        "neither CRLF nor \"--\"")
                             .arg(delimiterEnd));
         const qsizetype partBegin = pos + 2;
-        const qsizetype next = find(partBegin, m_delimiter, m_n);
+        const qsizetype next = search(partBegin);
+        if (next == -2)
+            return Step::NeedMore;
         if (next < 0)
             return fail(QStringLiteral("multipart body has no closing delimiter %1")
                             .arg(quotedBoundary("--")));
         if (!part(partBegin, next))
-            return false;
-        pos = next + m_delimiter.size();
+            return Step::Fail;
+        m_pos = next + m_delimiter.size();
     }
 }
 
 // One part: header lines, a blank line, then its content up to `end`, where the next
 // delimiter's CRLF starts.
-bool MultipartWalk::part(qsizetype begin, qsizetype end)
+bool MultipartBodyScanner::part(qsizetype begin, qsizetype end)
 {
     qsizetype contentBegin = begin + 2; // a part with no header lines opens with its blank line
     if (!(at(begin, "\r\n") && contentBegin <= end)) {
         const qsizetype blank = find(begin, "\r\n\r\n", end);
-        if (blank < 0)
-            return fail(QStringLiteral("multipart part at byte %1 has a truncated header: no "
-                                       "blank line before the next delimiter")
-                            .arg(begin));
+        if (blank < 0) {
+            fail(QStringLiteral("multipart part at byte %1 has a truncated header: no blank "
+                                "line before the next delimiter")
+                     .arg(begin));
+            return false;
+        }
         contentBegin = blank + 4;
     }
     bool isModel = false;
@@ -152,16 +201,17 @@ bool MultipartWalk::part(qsizetype begin, qsizetype end)
 }
 
 // "Name: value"; only Content-Disposition matters (RFC 7578 4.2: form-data; name="...").
-bool MultipartWalk::headerLine(qsizetype begin, qsizetype end, bool &isModel, bool &isFile)
+bool MultipartBodyScanner::headerLine(qsizetype begin, qsizetype end, bool &isModel, bool &isFile)
 {
     const QByteArrayView line(m_p + begin, end - begin);
     const qsizetype colon = line.indexOf(':');
     bool nameOk = colon > 0;
     for (qsizetype i = 0; nameOk && i < colon; ++i)
         nameOk = isTokenChar(line[i]);
-    if (!nameOk)
-        return fail(
-            QStringLiteral("multipart part header at byte %1 is not \"Name: value\"").arg(begin));
+    if (!nameOk) {
+        fail(QStringLiteral("multipart part header at byte %1 is not \"Name: value\"").arg(begin));
+        return false;
+    }
     if (!equalsNoCase(line.first(colon), "content-disposition"))
         return true;
     const HeaderParameters disposition = parseHeaderParameters(line.sliced(colon + 1));
@@ -172,7 +222,7 @@ bool MultipartWalk::headerLine(qsizetype begin, qsizetype end, bool &isModel, bo
     return true;
 }
 
-void MultipartWalk::verdict()
+void MultipartBodyScanner::verdict()
 {
     using V = MultipartScan::Verdict;
     MultipartScan &s = m_scan;
@@ -212,8 +262,6 @@ void MultipartWalk::verdict()
     s.valueBegin = s.valueEnd = -1;
 }
 
-} // namespace
-
 QString boundaryError(QByteArrayView boundary)
 {
     if (boundary.isEmpty())
@@ -235,7 +283,7 @@ QString boundaryError(QByteArrayView boundary)
 
 MultipartScan scanMultipart(const QByteArray &body, QByteArrayView boundary)
 {
-    return MultipartWalk(body, boundary).run();
+    return MultipartBodyScanner(boundary).finish(body);
 }
 
 bool multipartValueError(const QString &value, QByteArrayView boundary)

@@ -46,6 +46,56 @@ QString boundaryError(QByteArrayView boundary);
 // Scans `body` delimited by `boundary` (boundaryError(boundary) must be empty).
 MultipartScan scanMultipart(const QByteArray &body, QByteArrayView boundary);
 
+// The same scan, fed as the body arrives (every byte so far after each read; the buffer may
+// move, the scanner keeps offsets), finished once it is whole: finish() answers exactly what
+// scanMultipart() answers, wherever the reads were cut. A delimiter search resumes where the
+// last one stopped (less a delimiter's length), so a 25 MB file part is searched once.
+class MultipartBodyScanner
+{
+public:
+    explicit MultipartBodyScanner(QByteArrayView boundary);
+
+    void feed(QByteArrayView soFar);
+    MultipartScan finish(QByteArrayView body);
+    // Bytes searched or walked for good so far: it only moves forward (for tests).
+    qsizetype progress() const;
+
+private:
+    enum class Step
+    {
+        Ok,
+        Fail,
+        NeedMore
+    };
+    void advance(QByteArrayView bytes, bool final);
+    Step walk();
+    Step opening();
+    // The next delimiter at or after `from`, -1 when there is none in a whole body, -2 when
+    // the bytes so far have none (the search resumes from m_searchFrom).
+    qsizetype search(qsizetype from);
+    bool part(qsizetype begin, qsizetype end);
+    bool headerLine(qsizetype begin, qsizetype end, bool &isModel, bool &isFile);
+    void verdict();
+    bool at(qsizetype pos, QByteArrayView text) const;
+    qsizetype find(qsizetype from, QByteArrayView needle, qsizetype limit) const;
+    Step fail(const QString &why);
+    QString quotedBoundary(const char *suffix) const;
+
+    QByteArray m_boundary;
+    QByteArray m_delimiter; // CRLF "--" boundary
+    const char *m_p = nullptr;
+    qsizetype m_n = 0;
+    bool m_final = false;
+    bool m_opened = false;       // past the opening delimiter
+    bool m_ended = false;        // a verdict is known (the closing delimiter, or an error)
+    qsizetype m_pos = 0;         // where the last delimiter ended
+    qsizetype m_searchFrom = -1; // the pending delimiter search resumes here
+    qsizetype m_retryAt = 0;
+    MultipartScan m_scan;
+    int m_modelParts = 0;
+    bool m_modelIsFile = false;
+};
+
 // Whether `value` cannot be a part's content in a body delimited by `boundary`: it would
 // hold the delimiter (CRLF "--" boundary), counting the CRLF the content follows.
 bool multipartValueError(const QString &value, QByteArrayView boundary);
