@@ -120,9 +120,11 @@ bool ClientConnection::readHead()
     // cannot hold the connection forever.
     m_bodyTimer.start(m_limits.idleTimeout);
     if (!m_framer.wantsBodyBytes()) {
+        m_bodyWatch.reset();
         handToFront();
         return true;
     }
+    m_bodyWatch = m_limits.watchBody ? m_limits.watchBody(m_framer.head()) : nullptr;
     return m_framer.isChunked() || reserveBody(m_framer.bodyRemaining());
 }
 
@@ -149,6 +151,8 @@ bool ClientConnection::readBody()
         }
         m_socket->skip(used);
     }
+    if (m_bodyWatch)
+        m_bodyWatch->arrived(m_framer.bodySoFar());
     if (verdict == RequestFramer::Verdict::BodyComplete)
         handToFront();
     return true;
@@ -277,7 +281,9 @@ void ClientConnection::receive(const QByteArray &dispatchedBody, RequestHandler 
     if (!m_leases.empty()) // a Qt child of the writer, released with it
         new HeldBody(std::exchange(m_leases, {}), body.size(), writer);
     m_reserved = 0;
-    m_responses.dispatch(handoff.takeRequest(), writer, handler);
+    InboundRequest request = handoff.takeRequest();
+    request.bodyWatch = std::move(m_bodyWatch);
+    m_responses.dispatch(std::move(request), writer, handler);
     // Qt reads once per read event: a pipelined request already in the buffer would wait
     // for bytes that may never come. Another turn reads it, for SLP's reader and Qt's.
     if (m_socket && m_socket->bytesAvailable() > 0)

@@ -55,6 +55,11 @@ public:
     qint64 decodedBytes() const { return m_chunked ? m_body.size() : m_filled; }
     // The decoded body, once BodyComplete (empty for a request without one).
     QByteArray takeBody() { return std::move(m_body); }
+    // The body bytes read so far, in place.
+    QByteArrayView bodySoFar() const
+    {
+        return {m_body.constData(), m_bodyDone ? m_head.bodyBytes : decodedBytes()};
+    }
 
     const RequestHead &head() const { return m_head; }
     RequestHead takeHead() { return std::move(m_head); }

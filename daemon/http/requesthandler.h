@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "http/bodywatch.h"
 #include "wire/http1.h"
 
 #include <QByteArray>
@@ -21,6 +22,8 @@ struct InboundRequest
     QByteArray body;
     QByteArray clientAddress;
     bool webSocketUpgrade = false; // the head asked for WebSocket (RequestHead's answer)
+    // What watched the body arrive (ConnectionLimits::watchBody), to be asked for its verdict.
+    std::shared_ptr<BodyWatch> bodyWatch;
 
     // Sets the target and splits it into path and query, once.
     void setTarget(QByteArray raw)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "routing/modellocator.h"
 
+#include "http/requesthead.h"
 #include "wire/mediatype.h"
 
 namespace slp {
@@ -28,20 +29,58 @@ QString jsonScanError(const BodyScan &scan)
 
 ModelLocation ModelLocation::locate(const HeaderList &headers, const QByteArray &body)
 {
-    ModelLocation where;
+    return ModelLocator(headers).finish(body);
+}
+
+ModelLocator::ModelLocator(const HeaderList &headers)
+{
     const QByteArray contentType = headerValue(headers, "content-type");
-    if (!isMediaType(contentType, "multipart/form-data")) {
-        // JSON, as every request was routed before multipart: also with no Content-Type.
-        where.m_json = scanBody(body);
+    // `curl -d '{...}'` labels JSON as a form: that keeps working; a real form does not.
+    m_form = isMediaType(contentType, "application/x-www-form-urlencoded");
+    if (!isMediaType(contentType, "multipart/form-data"))
+        return; // JSON, as every request was routed before multipart: also with no Content-Type
+    m_where.m_kind = ModelLocation::Kind::Multipart;
+    const HeaderParameters type = parseHeaderParameters(contentType);
+    m_where.m_boundary = type.value("boundary");
+    if (!type.valid) {
+        m_where.m_error = QStringLiteral("Content-Type parameters are malformed: %1")
+                              .arg(QString::fromLatin1(contentType.left(200)));
+    } else if (type.count("boundary") > 1) {
+        m_where.m_error = QStringLiteral("multipart/form-data names its boundary more than once");
+    } else {
+        m_where.m_error = boundaryError(m_where.m_boundary);
+    }
+    if (!m_where.m_error.isEmpty())
+        m_where.m_status = 400;
+    else
+        m_multipart.emplace(m_where.m_boundary);
+}
+
+std::unique_ptr<BodyWatch> ModelLocator::watchFor(const RequestHead &head)
+{
+    if (!head.target.startsWith("/v1/"))
+        return nullptr;
+    return std::make_unique<ModelLocator>(head.headers);
+}
+
+void ModelLocator::arrived(QByteArrayView soFar)
+{
+    if (m_where.m_kind == ModelLocation::Kind::Json)
+        m_json.feed(soFar);
+    else if (m_multipart)
+        m_multipart->feed(soFar);
+}
+
+ModelLocation ModelLocator::finish(const QByteArray &body)
+{
+    ModelLocation where = m_where;
+    if (where.m_kind == ModelLocation::Kind::Json) {
+        where.m_json = m_json.finish(body);
         const BodyScan::Verdict verdict = where.m_json.verdict;
         if (verdict == BodyScan::Verdict::Ok) {
             where.m_model = where.m_json.model;
-            return where;
-        }
-        // `curl -d '{...}'` labels JSON as a form: that keeps working; a real form does not.
-        const bool form = isMediaType(contentType, "application/x-www-form-urlencoded");
-        if (form &&
-            (verdict == BodyScan::Verdict::NotJson || verdict == BodyScan::Verdict::NotObject)) {
+        } else if (m_form && (verdict == BodyScan::Verdict::NotJson ||
+                              verdict == BodyScan::Verdict::NotObject)) {
             where.m_status = 415;
             where.m_error = QStringLiteral(
                 "application/x-www-form-urlencoded bodies are not routed: send JSON, or "
@@ -52,24 +91,13 @@ ModelLocation ModelLocation::locate(const HeaderList &headers, const QByteArray 
         }
         return where;
     }
-    where.m_kind = Kind::Multipart;
-    const HeaderParameters type = parseHeaderParameters(contentType);
-    where.m_boundary = type.value("boundary");
-    where.m_status = 400;
-    if (!type.valid) {
-        where.m_error = QStringLiteral("Content-Type parameters are malformed: %1")
-                            .arg(QString::fromLatin1(contentType.left(200)));
-    } else if (type.count("boundary") > 1) {
-        where.m_error = QStringLiteral("multipart/form-data names its boundary more than once");
-    } else if (const QString bad = boundaryError(where.m_boundary); !bad.isEmpty()) {
-        where.m_error = bad;
-    } else {
-        where.m_multipart = scanMultipart(body, where.m_boundary);
-        const bool ok = where.m_multipart.verdict == MultipartScan::Verdict::Ok;
-        where.m_status = ok ? 0 : 400;
-        where.m_error = where.m_multipart.error;
-        where.m_model = where.m_multipart.model;
-    }
+    if (!m_multipart)
+        return where; // the Content-Type was refused already
+    where.m_multipart = m_multipart->finish(body);
+    const bool ok = where.m_multipart.verdict == MultipartScan::Verdict::Ok;
+    where.m_status = ok ? 0 : 400;
+    where.m_error = where.m_multipart.error;
+    where.m_model = where.m_multipart.model;
     return where;
 }
 

@@ -2,10 +2,13 @@
 #pragma once
 
 #include "body/bodyedits.h"
+#include "http/bodywatch.h"
 #include "wire/http1.h"
 
 #include <QByteArray>
 #include <QString>
+
+#include <optional>
 
 namespace slp {
 
@@ -38,6 +41,8 @@ public:
     QList<ByteEdit> renameEdits(const QString &newModel) const;
 
 private:
+    friend class ModelLocator;
+
     Kind m_kind = Kind::Json;
     int m_status = 0;
     QString m_error;
@@ -45,6 +50,28 @@ private:
     BodyScan m_json;
     MultipartScan m_multipart;
     QByteArray m_boundary;
+};
+
+// Finds where the model is while the body arrives: the Content-Type is read once from the
+// head, the scan it names is fed every read (JsonBodyScanner, MultipartBodyScanner), and
+// finish() gives the same ModelLocation as locate() on the whole body, with most of the scan
+// already done.
+class ModelLocator : public BodyWatch
+{
+public:
+    explicit ModelLocator(const HeaderList &headers);
+    // The watch a connection makes for a request with a body: a locator for what may be
+    // routed (a target under /v1/), none for SLP's own endpoints.
+    static std::unique_ptr<BodyWatch> watchFor(const RequestHead &head);
+
+    void arrived(QByteArrayView soFar) override;
+    ModelLocation finish(const QByteArray &body);
+
+private:
+    ModelLocation m_where; // the kind, the boundary and any Content-Type error, from the head
+    bool m_form = false;   // labelled application/x-www-form-urlencoded
+    JsonBodyScanner m_json;
+    std::optional<MultipartBodyScanner> m_multipart; // a usable multipart boundary
 };
 
 } // namespace slp

@@ -129,7 +129,10 @@ void RequestRouter::forward(InboundRequest &request, ResponseWriter *writer)
     // max_body_bytes was enforced where the body was read (RequestFramer): a larger one never
     // gets here.
     // 1. read the model id: one pass, no document built; where depends on the media type.
-    const ModelLocation scan = ModelLocation::locate(request.headers, request.body);
+    // Mostly read already: the connection showed each read to the locator it made.
+    auto *locator = dynamic_cast<ModelLocator *>(request.bodyWatch.get());
+    const ModelLocation scan = locator ? locator->finish(request.body)
+                                       : ModelLocation::locate(request.headers, request.body);
     if (scan.status() != 0) {
         return refuseUnrouted(writer, scan.status(), scan.error(),
                               scan.status() == 415 ? "unsupported_media_type"
