@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-// The JSON body scanner's state, private to body/ (bodyscanner.cpp walks the structure,
-// jsontokens.cpp scans strings, numbers and literals).
+// The JSON body scanner's state, private to body/ (jsonscanner.cpp walks the structure and
+// scans the tokens; bodyscanner.cpp starts, finishes and answers).
 
 #include "bodyscanner.h"
 #include "jsontext.h"
@@ -88,7 +88,7 @@ private:
                 bool escapes = false);
     void restore();
 
-    // jsontokens.cpp
+    // the tokens
     Step scanString(qsizetype &pos, bool &hasEscapes);
     Step scanEscape(qsizetype &pos, qsizetype start);
     Step scanNumber(qsizetype &pos);
