@@ -3,7 +3,7 @@
 // class (JSON or not, object or not), the same model (present / string / its value), the same
 // stream flag and logprobs flag, a span that decodes to the model, and a splice that changes
 // nothing else; and the resumable scan fed in reads gives the same answer as the one-shot scan.
-// The documented differences (bodyscanner.cpp's header comment; the JSON oracle in
+// The documented differences (bodyscanner.h's closing comment; the JSON oracle in
 // tests/support/json, shared with tst_body_scanner) are the only disagreements allowed.
 #include "body/bodyscanner.h"
 #include "jsonoracle.h"

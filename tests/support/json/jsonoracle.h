@@ -2,7 +2,7 @@
 #pragma once
 
 // The independent check of daemon/body's scanner: QJsonDocument's reading of the same bytes,
-// and the differences between the two that bodyscanner.cpp's header comment documents.
+// and the differences between the two that bodyscanner.h's closing comment documents.
 // Shared by tst_body_scanner and fuzz_body_scanner, so both allow exactly the same ones.
 #include "body/bodyscanner.h"
 
