@@ -58,6 +58,10 @@ ClientConnection::ClientConnection(QTcpSocket *socket, const ConnectionLimits &l
 ClientConnection::~ClientConnection()
 {
     budget().cancel(this);
+    // A large body cut short (the client left mid-upload, or it was refused) frees its pages
+    // here, not through a HeldBody: they go back to the system the same way.
+    if (m_reserved >= BodyBudget::kLargeBody || m_largeBodyRefused)
+        BodyBudget::returnFreedMemorySoon();
 }
 
 BodyBudget &ClientConnection::budget() const
@@ -345,6 +349,7 @@ void ClientConnection::rejectWith(int status, const QByteArray &message)
 {
     Q_EMIT requestRejected(status);
     stopWaitingForBudget();
+    m_largeBodyRefused = m_reserved >= BodyBudget::kLargeBody;
     m_leases.clear();
     m_reserved = 0;
     m_rejected = true;

@@ -115,6 +115,7 @@ private:
     bool m_waitingForBudget = false;
     std::vector<std::unique_ptr<BodyBudget::Lease>> m_leases; // the current body's memory
     std::unique_ptr<BodyWatch> m_bodyWatch; // the current body's, shown every read
+    bool m_largeBodyRefused = false;        // its buffer is freed with the connection: trim then
     qint64 m_reserved = 0;
     bool m_rejected = false;
     // A WebSocket upgrade was asked: after its head, the bytes are the tunnel's, never read as
