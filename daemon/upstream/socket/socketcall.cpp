@@ -166,17 +166,13 @@ void SocketCall::onDisconnected()
 void SocketCall::writeRequest()
 {
     // A reused connection takes the request straight into the kernel (writeDirect); a new
-    // one gets it from Qt once connected.
-    // A small request is one array, so it leaves in one segment even through Qt's buffer; a
-    // large one goes as the head plus the body's pieces in one gather write (a renamed 60 MB
-    // body is the client's block and the new value, never copied).
-    if (m_body.size() <= kCoalesceBody) {
-        m_written += writeDirect(m_socket, QByteArray(m_head + m_body.joined()));
-    } else {
-        ByteChain request(m_head);
-        request.append(m_body);
-        m_written += writeDirect(m_socket, request);
-    }
+    // one gets it from Qt once connected. A small request goes as one array (one copy), so it
+    // leaves in one segment even through Qt's buffer; a large one as the head and the body's
+    // pieces in one gather write (a renamed 60 MB body: the client's block and the new value).
+    ByteChain request(m_head);
+    request.append(m_body);
+    m_written += m_body.size() <= kCoalesceBody ? writeDirect(m_socket, request.joined())
+                                                : writeDirect(m_socket, request);
     if (m_socket && m_socket->state() == QAbstractSocket::ConnectedState &&
         m_socket->bytesToWrite() > 0)
         m_socket->flush(); // out now, not on the next loop pass
