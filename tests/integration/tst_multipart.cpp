@@ -63,10 +63,10 @@ private:
 
 void TestMultipart::initTestCase()
 {
-    const QString nodeDir = qEnvironmentVariable("SLP_NODE_DIR");
-    QVERIFY2(QFile::exists(nodeDir + QStringLiteral("/node_modules/openai/package.json")),
-             "the openai npm package is missing: run scripts/install-deps.sh (npm install in "
-             "tests/node)");
+    if (const QString why = nodeSkipReason(); !why.isEmpty())
+        QSKIP(qPrintable(why));
+    const QString missing = nodePackageMissing(QStringLiteral("openai"));
+    QVERIFY2(missing.isEmpty(), qPrintable(missing));
     QVERIFY(m_dir.isValid());
     QVERIFY2(m_mock.start({whisperUpstream, imageUpstream}), qPrintable(m_mock.errorString()));
     const QString config = QStringLiteral(R"(
@@ -110,9 +110,8 @@ void TestMultipart::checkArrivedRenamed(const QJsonObject &step, const QByteArra
 
 void TestMultipart::openaiClient()
 {
-    const QString script =
-        qEnvironmentVariable("SLP_NODE_DIR") + QStringLiteral("/openai_multipart.mjs");
-    const CommandResult run = runCommand(QStringLiteral("node"),
+    const QString script = nodeScript(QStringLiteral("openai_multipart.mjs"));
+    const CommandResult run = runCommand(nodeProgram(),
                                          {script, m_slp.url() + QStringLiteral("/v1"),
                                           QStringLiteral("whisper"), QStringLiteral("image")},
                                          60000);

@@ -28,10 +28,10 @@ private:
 
 void TestOpenAiClient::initTestCase()
 {
-    const QString nodeDir = qEnvironmentVariable("SLP_NODE_DIR");
-    QVERIFY2(QFile::exists(nodeDir + QStringLiteral("/node_modules/openai/package.json")),
-             "the openai npm package is missing: run scripts/install-deps.sh (npm install in "
-             "tests/node)");
+    if (const QString why = nodeSkipReason(); !why.isEmpty())
+        QSKIP(qPrintable(why));
+    const QString missing = nodePackageMissing(QStringLiteral("openai"));
+    QVERIFY2(missing.isEmpty(), qPrintable(missing));
     QVERIFY2(m_mock.start({QStringLiteral("Qwen3-8B-AWQ")}), qPrintable(m_mock.errorString()));
     m_closedPort = m_deadPort.port();
     const QString config = QStringLiteral(R"(
@@ -53,10 +53,9 @@ backends:
 
 void TestOpenAiClient::everyCallThroughTheClient()
 {
-    const QString script =
-        qEnvironmentVariable("SLP_NODE_DIR") + QStringLiteral("/openai_client.mjs");
+    const QString script = nodeScript(QStringLiteral("openai_client.mjs"));
     const CommandResult run =
-        runCommand(QStringLiteral("node"), {script, m_slp.url() + QStringLiteral("/v1")}, 60000);
+        runCommand(nodeProgram(), {script, m_slp.url() + QStringLiteral("/v1")}, 60000);
     QVERIFY2(run.started, qPrintable(run.error));
     QVERIFY2(run.exitCode == 0, run.stdErr.constData());
     const QJsonObject out = QJsonDocument::fromJson(run.stdOut).object();

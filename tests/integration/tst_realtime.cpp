@@ -60,10 +60,10 @@ private:
 
 void TestRealtime::initTestCase()
 {
-    const QString nodeDir = qEnvironmentVariable("SLP_NODE_DIR");
-    QVERIFY2(QFile::exists(nodeDir + QStringLiteral("/node_modules/ws/package.json")),
-             "the ws npm package is missing: run scripts/install-deps.sh (npm install in "
-             "tests/node)");
+    if (const QString why = nodeSkipReason(); !why.isEmpty())
+        QSKIP(qPrintable(why));
+    const QString missing = nodePackageMissing(QStringLiteral("ws"));
+    QVERIFY2(missing.isEmpty(), qPrintable(missing));
     QVERIFY2(m_mock.start({rtUpstream}), qPrintable(m_mock.errorString()));
     QVERIFY2(m_refusing.start({QStringLiteral("refused")}, {QStringLiteral("--ws-refuse")}),
              qPrintable(m_refusing.errorString()));
@@ -88,12 +88,10 @@ backends:
 
 QJsonObject TestRealtime::runClient(const QString &model, const QString &mode)
 {
-    const QString script =
-        qEnvironmentVariable("SLP_NODE_DIR") + QStringLiteral("/realtime_ws.mjs");
+    const QString script = nodeScript(QStringLiteral("realtime_ws.mjs"));
     QString wsUrl = m_slp.url();
     wsUrl.replace(QStringLiteral("http://"), QStringLiteral("ws://"));
-    const CommandResult run =
-        runCommand(QStringLiteral("node"), {script, wsUrl, model, mode}, 60000);
+    const CommandResult run = runCommand(nodeProgram(), {script, wsUrl, model, mode}, 60000);
     if (!run.started || run.exitCode != 0) {
         qWarning().noquote() << run.error << run.stdErr << m_slp.stderrText().right(2000);
         return {};
@@ -160,11 +158,10 @@ void TestRealtime::session()
 void TestRealtime::tunnelSurvivesReload()
 {
     ChildProcess client;
-    const QString script =
-        qEnvironmentVariable("SLP_NODE_DIR") + QStringLiteral("/realtime_ws.mjs");
+    const QString script = nodeScript(QStringLiteral("realtime_ws.mjs"));
     QString wsUrl = m_slp.url();
     wsUrl.replace(QStringLiteral("http://"), QStringLiteral("ws://"));
-    QVERIFY(client.start(QStringLiteral("node"),
+    QVERIFY(client.start(nodeProgram(),
                          {script, wsUrl, QStringLiteral("rt"), QStringLiteral("hold:3000")}));
     QVERIFY2(client.waitForLine(QRegularExpression(QStringLiteral("^HOLDING")), 20000).hasMatch(),
              qPrintable(client.allOutput()));
@@ -192,10 +189,9 @@ void TestRealtime::sessionOverUnixBackend()
                                       "    url: unix:%1\n    model: rt-unix\n")
                            .arg(path)),
              qPrintable(slp.errorString()));
-    const QString script =
-        qEnvironmentVariable("SLP_NODE_DIR") + QStringLiteral("/realtime_ws.mjs");
+    const QString script = nodeScript(QStringLiteral("realtime_ws.mjs"));
     const CommandResult run =
-        runCommand(QStringLiteral("node"),
+        runCommand(nodeProgram(),
                    {script, slp.url().replace(QStringLiteral("http://"), QStringLiteral("ws://")),
                     QStringLiteral("rt"), QStringLiteral("client-close")},
                    60000);
@@ -209,9 +205,8 @@ void TestRealtime::sessionOverUnixBackend()
 
 bool TestRealtime::startHoldingClient(ChildProcess &client, SlpDaemon &slp, int holdMs)
 {
-    const QString script =
-        qEnvironmentVariable("SLP_NODE_DIR") + QStringLiteral("/realtime_ws.mjs");
-    return client.start(QStringLiteral("node"),
+    const QString script = nodeScript(QStringLiteral("realtime_ws.mjs"));
+    return client.start(nodeProgram(),
                         {script,
                          slp.url().replace(QStringLiteral("http://"), QStringLiteral("ws://")),
                          QStringLiteral("rt"), QStringLiteral("hold:%1").arg(holdMs)}) &&

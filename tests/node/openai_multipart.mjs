@@ -7,6 +7,11 @@
 import OpenAI, { toFile } from 'openai';
 import { deflateSync } from 'node:zlib';
 
+// Node 18 (Debian 12's) has File only in node:buffer; the client's uploads need the global,
+// as the client's own error message says.
+if (typeof globalThis.File === 'undefined')
+    globalThis.File = (await import('node:buffer')).File;
+
 const [baseURL, audioModel, imageModel] = process.argv.slice(2);
 let lastSent = null;
 async function keepingFetch(url, init) {

@@ -8,6 +8,7 @@
 #include "httpclient.h"
 #include "jsonbody.h"
 #include "mockupstream.h"
+#include "nodeclients.h"
 #include "quietwindow.h"
 #include "scriptserver.h"
 #include "slpdaemon.h"
