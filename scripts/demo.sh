@@ -13,7 +13,7 @@ build="${SLP_BUILD_DIR:-$here/build}"
 port="${SLP_DEMO_PORT:-8080}"
 oneshot="${SLP_DEMO_ONESHOT:-0}"
 
-"$here/scripts/install-deps.sh"
+"$here/scripts/install-deps.sh" demo
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLP_BUILD_TESTS=ON >/dev/null
 cmake --build "$build" --parallel "$(nproc)" --target slp mock_upstream
 

@@ -20,7 +20,7 @@ case "$out" in /*) ;; *) out="$PWD/$out" ;; esac
 
 # One private session bus for dunst and the monitor, gone when the script ends.
 if [ -z "${SLP_SCREENSHOT_IN_SESSION:-}" ]; then
-    "$here/scripts/install-deps.sh"
+    "$here/scripts/install-deps.sh" test
     cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
     cmake --build "$build" --parallel "$(nproc)" --target slp mock_upstream slp-monitor
     SLP_SCREENSHOT_IN_SESSION=1 SLP_BUILD_DIR="$build" exec dbus-run-session -- "$0" "$out"

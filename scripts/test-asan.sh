@@ -11,7 +11,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${SLP_ASAN_BUILD_DIR:-$here/build-asan}"
 
-"$here/scripts/install-deps.sh"
+"$here/scripts/install-deps.sh" test
 
 generator=()
 if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi

@@ -5,7 +5,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${SLP_BUILD_DIR:-$here/build}"
 
-"$here/scripts/install-deps.sh"
+"$here/scripts/install-deps.sh" test
 
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLP_WERROR=ON >/dev/null
 cmake --build "$build" --parallel "$(nproc)"
