@@ -46,8 +46,6 @@ ALLOWED = [
     ("tests/integration/tst_hostile_clients.cpp", "pumpEvents(2000)",
      "slp's CPU is measured over this 2 s window at the connection cap (an accept loop "
      "spinning would show); the window is the measurement"),
-    ("tests/integration/tst_hostile_clients.cpp", "pumpEvents(200)",
-     "the pause between reads of a bounded poll (15 s deadline) for the connection gauge"),
     ("tests/integration/tst_upstream_faults.cpp", "pumpEvents(200)",
      "the pause between attempts of a bounded poll (40 s deadline) until the backend answers"),
     ("tests/integration/tst_upstream_faults.cpp", "pumpEvents(300)",

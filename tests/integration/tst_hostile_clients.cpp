@@ -107,7 +107,6 @@ private slots:
 private:
     // A normal request on a fresh connection: 200 with the mock's answer.
     bool served(QString *why = nullptr);
-    int openConnectionsGauge();
     // `request` on a new connection: the status (0 when none) and whether slp closed it.
     HttpResult refused(const QByteArray &request, bool *closed);
 
@@ -143,15 +142,6 @@ bool TestHostileClients::served(QString *why)
     if (!ok && why)
         *why = show(r);
     return ok;
-}
-
-int TestHostileClients::openConnectionsGauge()
-{
-    const HttpResult r =
-        rawHttp(m_slp.host(), m_slp.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", 10000);
-    const auto parsed = slp::parsePromText(r.body);
-    const auto v = slp::findPromSample(parsed.samples, QStringLiteral("slp_client_connections"));
-    return v ? int(*v) : -1;
 }
 
 HttpResult TestHostileClients::refused(const QByteArray &request, bool *closed)
@@ -506,15 +496,8 @@ void TestHostileClients::manyConnectionsOpenedAndDropped()
     QVERIFY2(connected >= total * 95 / 100, qPrintable(QString::number(connected)));
     VERIFY_SERVED();
     // The open-connection gauge returns to about zero (the /metrics request itself is one).
-    int open = -1;
-    QElapsedTimer settle;
-    settle.start();
-    while (settle.elapsed() < 15000) {
-        open = openConnectionsGauge();
-        if (open >= 0 && open <= 2)
-            break;
-        pumpEvents(200);
-    }
+    const int open =
+        m_slp.settledClientConnections([](int seen) { return seen >= 0 && seen <= 2; }, 15000);
     QVERIFY2(open >= 0 && open <= 2,
              qPrintable(QStringLiteral("slp_client_connections %1").arg(open)));
 }

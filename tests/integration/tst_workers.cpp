@@ -174,15 +174,7 @@ void TestWorkers::connectionsSpreadOverWorkers()
              double(kConnections));
     // Only the /metrics request itself is open: the gauge is the sum over threads. A client's
     // close reaches its thread a moment after the client returned, so let it settle (bounded).
-    // The value compared is the one read: each read is a connection of its own, whose close
-    // the next read can see before slp did (QTRY_COMPARE reads once more to compare).
-    double open = -1;
-    for (QDeadlineTimer deadline(5000); !deadline.hasExpired(); QTest::qWait(50)) {
-        open = metric(slp, QStringLiteral("slp_client_connections"));
-        if (open == 1.0)
-            break;
-    }
-    QCOMPARE(open, 1.0);
+    QCOMPARE(slp.settledClientConnections([](int open) { return open == 1; }, 5000), 1);
     QCOMPARE(metric(slp, QStringLiteral("slp_inflight_requests")), 0.0);
     QCOMPARE(slp.stop(), 0);
 }

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "slpdaemon.h"
 
+#include "httpclient.h"
 #include "mockupstream.h"
+#include "prometheustext.h"
 
+#include <QDeadlineTimer>
 #include <QFile>
 #include <QSaveFile>
+#include <QTest>
 
 #include <csignal>
 
@@ -133,6 +137,24 @@ QString SlpDaemon::configPath() const
 QString SlpDaemon::directory() const
 {
     return m_dir ? m_dir->path() : QString();
+}
+
+int SlpDaemon::clientConnections()
+{
+    const HttpResult r = rawHttp(m_host, m_port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", 10000);
+    const auto parsed = slp::parsePromText(r.body);
+    const auto v = slp::findPromSample(parsed.samples, QStringLiteral("slp_client_connections"));
+    return v ? int(*v) : -1;
+}
+
+int SlpDaemon::settledClientConnections(const std::function<bool(int)> &settled, int timeoutMs)
+{
+    int open = clientConnections();
+    for (QDeadlineTimer deadline(timeoutMs); !settled(open) && !deadline.hasExpired();) {
+        QTest::qWait(50);
+        open = clientConnections();
+    }
+    return open;
 }
 
 QString SlpDaemon::url() const

@@ -48,6 +48,14 @@ public:
     QString host() const { return m_host; }
     QString url() const; // "http://HOST:PORT"
 
+    // slp_client_connections as /metrics reads it, or -1. The read is a connection of its own,
+    // so the gauge counts it too.
+    int clientConnections();
+    // clientConnections() read every 50 ms until `settled` holds for it or `timeoutMs` pass:
+    // the last value read. Assert on that value, never on a read made after it: the next read
+    // can reach slp before slp saw the last one's connection close, and count both.
+    int settledClientConnections(const std::function<bool(int)> &settled, int timeoutMs);
+
     QString stderrText() { return QString::fromUtf8(m_process.stderrBytes()); }
     ChildProcess::Mark mark() { return m_process.mark(); }
     // A stderr line matching re after `from` (default: anywhere), within timeoutMs.
