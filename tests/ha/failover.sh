@@ -72,6 +72,10 @@ wait_until() { # ms command...
 # -- the network: a bridge in a namespace of its own, a veth from each machine to it ----------
 ip netns add "$tag-br" 2>/dev/null || skip "cannot create network namespaces here"
 namespaces+=("$tag-br")
+# Making a namespace is not enough: `ip netns exec` also remounts /sys and marks / a slave
+# mount, which fails where / is not a mount point (a plain chroot).
+ip netns exec "$tag-br" true 2>/dev/null ||
+    skip "ip netns exec cannot enter a namespace here (in a plain chroot / is not a mount point)"
 ip -n "$tag-br" link add br0 type bridge
 ip -n "$tag-br" link set br0 up
 host=1
