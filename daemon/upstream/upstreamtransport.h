@@ -3,6 +3,7 @@
 
 #include "wire/bytechain.h"
 #include "wire/http1.h"
+#include "wire/responseparser.h"
 
 #include <QByteArray>
 #include <QObject>
@@ -23,14 +24,6 @@ struct UpstreamRequest
     QByteArray target;  // raw path+query as the client sent it ("/" when empty)
     HeaderList headers; // Host and framing headers are the transport's business
     ByteChain body;     // as it goes out: the client's bytes, shared, with SLP's edits
-};
-
-struct UpstreamHead
-{
-    int status = 0;
-    QByteArray reason;
-    HeaderList headers;        // as received, hop-by-hop included; the core filters
-    qint64 contentLength = -1; // -1: none given (the core frames the body itself)
 };
 
 // One request in flight to one upstream. The seam between routing and the wire (KDE

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "upstream/socket/peerend.h"
-#include "upstream/socket/responseparser.h"
+#include "wire/responseparser.h"
 #include "upstream/socket/socketorigin.h"
 #include "upstream/upstreamtransport.h"
 

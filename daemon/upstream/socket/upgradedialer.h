@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include "upstream/socket/responseparser.h"
+#include "wire/responseparser.h"
 #include "upstream/socket/socketorigin.h"
 #include "upstream/upstreamtransport.h"
 

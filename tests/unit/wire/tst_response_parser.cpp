@@ -4,7 +4,7 @@
 // at a time; all three must give the same result, so no framing rule depends on how the
 // kernel happened to cut the stream.
 
-#include "upstream/socket/responseparser.h"
+#include "wire/responseparser.h"
 
 #include <QtTest>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "upstream/socket/responseparser.h"
+#include "wire/responseparser.h"
 
 #include <mutex>
 

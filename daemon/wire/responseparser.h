@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include "upstream/upstreamtransport.h"
+#include "wire/http1.h"
 
 #include <QByteArray>
 #include <QString>
@@ -12,8 +12,20 @@
 
 namespace slp {
 
-// One upstream connection's responses, parsed by nodejs' http-parser: bytes in, a head, body
-// bytes and the end out. Pure (no sockets), so every framing rule is unit-tested with bytes.
+// A response head as an upstream sent it (what is final of it: never a 1xx but an accepted
+// upgrade's 101).
+struct UpstreamHead
+{
+    int status = 0;
+    QByteArray reason;
+    HeaderList headers;        // as received, hop-by-hop included; the core filters
+    qint64 contentLength = -1; // -1: none given (the core frames the body itself)
+};
+
+// One connection's responses from an upstream, parsed by nodejs' http-parser: bytes in, a
+// head, body bytes and the end out. Every way SLP reads an answer goes through it (the socket
+// transport, the WebSocket upgrade, discovery's probes). Pure (no sockets), so every framing
+// rule is unit-tested with bytes.
 // Interim 1xx heads are skipped, never taken for the answer; a length is reported only when
 // the body is not also chunked; bytes after a complete response mark the connection spent.
 class ResponseParser
