@@ -2,17 +2,13 @@
 #include "upstream/socket/socketcall.h"
 
 #include "net/directwrite.h"
-#include "net/unixsocket.h"
 #include "upstream/upstreamhead.h"
 
-#include <QNetworkProxy>
 #include <QPointer>
-#include <QSslSocket>
 #include <QTcpSocket>
 
 #include <cerrno>
 #include <sys/socket.h>
-#include <unistd.h>
 
 namespace slp {
 
@@ -50,15 +46,15 @@ void discard(QTcpSocket *socket)
 
 SocketCall::SocketCall(IdlePool *pool, SocketEndpoint endpoint, QByteArray head, ByteChain body,
                        bool headRequest, Observer &observer)
-    : UpstreamCall(observer), m_pool(pool), m_endpoint(std::move(endpoint)),
-      m_head(std::move(head)), m_body(std::move(body)), m_headRequest(headRequest)
+    : UpstreamCall(observer), m_pool(pool), m_dialer(std::move(endpoint)), m_head(std::move(head)),
+      m_body(std::move(body)), m_headRequest(headRequest)
 {
     m_response.reset(m_headRequest);
 }
 
 void SocketCall::begin()
 {
-    if (QTcpSocket *reused = m_pool ? m_pool->take(m_endpoint.key) : nullptr) {
+    if (QTcpSocket *reused = m_pool ? m_pool->take(m_dialer.endpoint().key) : nullptr) {
         m_reused = true;
         attach(reused);
         notePeer();
@@ -93,38 +89,11 @@ void SocketCall::abort()
 
 void SocketCall::dial()
 {
-    if (!m_endpoint.unixPath.isEmpty())
-        return dialUnix();
-    QTcpSocket *socket = m_endpoint.tls ? new QSslSocket : new QTcpSocket;
-    socket->setProxy(QNetworkProxy::NoProxy);
-    socket->setReadBufferSize(kSocketReadBuffer);
-    attach(socket);
-    if (m_endpoint.tls)
-        static_cast<QSslSocket *>(socket)->connectToHostEncrypted(m_endpoint.host, m_endpoint.port);
-    else
-        socket->connectToHost(m_endpoint.host, m_endpoint.port);
-}
-
-// A Unix socket connects (or fails) at once: connect(2) on it never waits for a peer. The
-// connected descriptor is then wrapped in a QTcpSocket, as QLocalSocket itself does, so the
-// pool, the parser and every fence work unchanged. A failure here is reported from inside
-// start() (the seam allows it).
-void SocketCall::dialUnix()
-{
-    bool refused = false;
-    QString message;
-    const int fd = connectUnixSocket(m_endpoint.unixPath, &refused, &message);
-    if (fd < 0) // refused: nothing reached the upstream, so retry: true may dial once more
-        return fail(refused ? Failure::Refused : Failure::Other, message);
-    auto *socket = new QTcpSocket; // owned by this call (m_socket), then by the pool
-    socket->setProxy(QNetworkProxy::NoProxy);
-    socket->setReadBufferSize(kSocketReadBuffer);
-    if (!socket->setSocketDescriptor(fd, QAbstractSocket::ConnectedState)) {
-        ::close(fd);
-        delete socket;
-        return fail(Failure::Other, m_endpoint.key + QStringLiteral(": cannot use the socket"));
-    }
-    attach(socket);
+    End failed;
+    std::unique_ptr<QTcpSocket> socket = m_dialer.dial(kSocketReadBuffer, &failed);
+    if (!socket) // a failure here is reported from inside start() (the seam allows it)
+        return fail(failed.failure, failed.detail);
+    attach(socket.release()); // owned by this call (m_socket), then by the pool
 }
 
 void SocketCall::attach(QTcpSocket *socket)
@@ -187,24 +156,15 @@ void SocketCall::closeSocket()
 
 void SocketCall::notePeer()
 {
-    if (m_socket && !m_socket->peerAddress().isNull()) {
-        const QHostAddress a = m_socket->peerAddress();
-        const QString ip = a.protocol() == QAbstractSocket::IPv6Protocol
-                               ? QLatin1Char('[') + a.toString() + QLatin1Char(']')
-                               : a.toString();
-        m_peer = ip + QLatin1Char(':') + QString::number(m_socket->peerPort());
-    }
+    if (const QString peer = m_socket ? SocketDialer::peerOf(*m_socket) : QString();
+        !peer.isEmpty())
+        m_peer = peer;
 }
 
 QString SocketCall::where()
 {
     notePeer();
-    if (!m_peer.isEmpty())
-        return QString();
-    if (!m_endpoint.unixPath.isEmpty())
-        return m_endpoint.key + QStringLiteral(": "); // the log names the socket's path
-    return m_endpoint.host + QLatin1Char(':') + QString::number(m_endpoint.port) +
-           QStringLiteral(": ");
+    return m_dialer.where(*m_socket);
 }
 
 bool SocketCall::mayRedial() const
@@ -240,18 +200,9 @@ void SocketCall::onError(QAbstractSocket::SocketError error)
         redial();
         return;
     }
-    Failure failure = Failure::Other;
-    if (m_headArrived)
-        failure = Failure::BrokenBody;
-    else if (error == QAbstractSocket::ConnectionRefusedError)
-        failure = Failure::Refused;
-    else if (error == QAbstractSocket::HostNotFoundError)
-        failure = Failure::NameLookup;
-    const QString verb = error == QAbstractSocket::ConnectionRefusedError ||
-                                 error == QAbstractSocket::HostNotFoundError
-                             ? QStringLiteral("connect to ")
-                             : QString();
-    fail(failure, verb + where() + m_socket->errorString());
+    notePeer();
+    const End failed = m_dialer.failure(*m_socket, error, m_headArrived);
+    fail(failed.failure, failed.detail);
 }
 
 void SocketCall::pump()
@@ -344,7 +295,7 @@ bool SocketCall::emitProgress()
     UpstreamHead head;
     if (m_response.takeHead(&head)) {
         m_headArrived = true;
-        dropUnfitRequestIds(head, m_endpoint.key);
+        dropUnfitRequestIds(head, m_dialer.endpoint().key);
         notifyHead(head);
         if (!guard || m_finished)
             return true;
@@ -367,7 +318,7 @@ void SocketCall::succeed()
                       m_socket && m_socket->state() == QAbstractSocket::ConnectedState &&
                       m_socket->bytesToWrite() == 0 && m_socket->bytesAvailable() == 0;
     if (keep && m_pool)
-        m_pool->release(m_endpoint.key, detach());
+        m_pool->release(m_dialer.endpoint().key, detach());
     else
         closeSocket();
     finishNow();

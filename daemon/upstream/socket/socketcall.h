@@ -2,9 +2,9 @@
 #pragma once
 
 #include "upstream/socket/peerend.h"
-#include "wire/responseparser.h"
-#include "upstream/socket/socketorigin.h"
+#include "upstream/socket/socketdialer.h"
 #include "upstream/upstreamtransport.h"
+#include "wire/responseparser.h"
 
 #include <QAbstractSocket>
 #include <QObject>
@@ -74,7 +74,6 @@ private:
     // --- connection ---------------------------------------------------------------------
 
     void dial();
-    void dialUnix();
 
     void attach(QTcpSocket *socket);
 
@@ -130,7 +129,7 @@ private:
     void finishNow();
 
     QPointer<IdlePool> m_pool;
-    SocketEndpoint m_endpoint;
+    SocketDialer m_dialer; // the endpoint, and how its connections are opened
     QByteArray m_head;
     ByteChain m_body;
     bool m_headRequest;

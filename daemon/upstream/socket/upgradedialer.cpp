@@ -2,17 +2,14 @@
 #include "upstream/socket/upgradedialer.h"
 
 #include "net/sockethandover.h"
-#include "net/unixsocket.h"
 #include "upstream/upstreamhead.h"
-
-#include <QNetworkProxy>
 
 #include <unistd.h>
 
 namespace slp {
 
 UpgradeDialer::UpgradeDialer(SocketEndpoint endpoint, QByteArray head, QObject *parent)
-    : QObject(parent), m_endpoint(std::move(endpoint)), m_head(std::move(head))
+    : QObject(parent), m_dialer(std::move(endpoint)), m_head(std::move(head))
 {
     m_parser.reset(false, true);
 }
@@ -30,41 +27,28 @@ UpgradeDialer::~UpgradeDialer()
 
 void UpgradeDialer::start()
 {
-    if (m_endpoint.tls) {
+    if (m_dialer.endpoint().tls) {
         // The splice joins plain descriptors; TLS to the upstream would need SLP to relay
         // through its own TLS layer (docs/HTTP.md).
-        return fail(UpstreamCall::Failure::Other,
-                    QStringLiteral("WebSocket tunnels to https backends are not supported"));
+        return fail({UpstreamCall::Failure::Other,
+                     QStringLiteral("WebSocket tunnels to https backends are not supported"),
+                     {},
+                     false});
     }
-    m_socket = std::make_unique<QTcpSocket>();
-    m_socket->setProxy(QNetworkProxy::NoProxy);
+    UpstreamCall::End refused;
+    m_socket = m_dialer.dial(0, &refused);
+    if (!m_socket)
+        return fail(refused);
     connect(m_socket.get(), &QTcpSocket::connected, this, &UpgradeDialer::onConnected);
     connect(m_socket.get(), &QTcpSocket::readyRead, this, &UpgradeDialer::onReadyRead);
     connect(m_socket.get(), &QTcpSocket::errorOccurred, this, &UpgradeDialer::onError);
-    if (m_endpoint.unixPath.isEmpty()) {
-        m_socket->connectToHost(m_endpoint.host, m_endpoint.port);
-        return;
-    }
-    bool refused = false;
-    QString message;
-    const int fd = connectUnixSocket(m_endpoint.unixPath, &refused, &message);
-    if (fd < 0) {
-        return fail(refused ? UpstreamCall::Failure::Refused : UpstreamCall::Failure::Other,
-                    message);
-    }
-    if (!m_socket->setSocketDescriptor(fd, QAbstractSocket::ConnectedState)) {
-        ::close(fd);
-        return fail(UpstreamCall::Failure::Other, m_endpoint.key + ": cannot use the socket");
-    }
-    onConnected();
+    if (m_socket->state() == QAbstractSocket::ConnectedState)
+        onConnected(); // a Unix socket: connected at once
 }
 
 void UpgradeDialer::onConnected()
 {
-    if (m_endpoint.unixPath.isEmpty())
-        m_peer = QStringLiteral("%1:%2")
-                     .arg(m_socket->peerAddress().toString())
-                     .arg(m_socket->peerPort());
+    m_peer = SocketDialer::peerOf(*m_socket);
     m_socket->write(m_head);
 }
 
@@ -74,15 +58,16 @@ void UpgradeDialer::onReadyRead()
         return;
     m_parser.feed(m_socket->readAll());
     if (m_parser.hasError()) {
-        return fail(UpstreamCall::Failure::Protocol,
-                    QStringLiteral("malformed response to the upgrade: ") + m_parser.errorText());
+        return fail({UpstreamCall::Failure::Protocol,
+                     QStringLiteral("malformed response to the upgrade: ") + m_parser.errorText(),
+                     m_peer, m_haveHead});
     }
     if (!m_haveHead) {
         m_haveHead = m_parser.takeHead(&m_answer);
         if (!m_haveHead)
             return;
         // The rule both transports apply to every head before it is relayed.
-        dropUnfitRequestIds(m_answer, m_endpoint.key);
+        dropUnfitRequestIds(m_answer, m_dialer.endpoint().key);
     }
     if (m_parser.isUpgraded()) {
         m_fd = takeDescriptor(m_socket.get()); // the connection leaves Qt for the tunnel
@@ -90,13 +75,14 @@ void UpgradeDialer::onReadyRead()
         release();
         m_done = true;
         if (m_fd < 0)
-            return fail(UpstreamCall::Failure::Other, QStringLiteral("cannot keep the connection"));
+            return fail({UpstreamCall::Failure::Other, QStringLiteral("cannot keep the connection"),
+                         m_peer, true});
         Q_EMIT switched(m_answer);
         return;
     }
     if (m_parser.buffered() > kMaxAnswerBytes)
-        return fail(UpstreamCall::Failure::Protocol,
-                    QStringLiteral("answer to the upgrade is larger than 1 MiB"));
+        return fail({UpstreamCall::Failure::Protocol,
+                     QStringLiteral("answer to the upgrade is larger than 1 MiB"), m_peer, true});
     if (!m_parser.isComplete())
         return;
     m_done = true;
@@ -119,25 +105,14 @@ void UpgradeDialer::onError(QAbstractSocket::SocketError error)
             return;
         }
     }
-    const QString detail = m_socket->errorString();
-    switch (error) {
-    case QAbstractSocket::ConnectionRefusedError:
-        return fail(UpstreamCall::Failure::Refused, detail);
-    case QAbstractSocket::HostNotFoundError:
-        return fail(UpstreamCall::Failure::NameLookup, detail);
-    case QAbstractSocket::RemoteHostClosedError:
-        return fail(m_haveHead ? UpstreamCall::Failure::BrokenBody : UpstreamCall::Failure::Closed,
-                    detail);
-    default:
-        return fail(UpstreamCall::Failure::Other, detail);
-    }
+    fail(m_dialer.failure(*m_socket, error, m_haveHead));
 }
 
-void UpgradeDialer::fail(UpstreamCall::Failure failure, const QString &detail)
+void UpgradeDialer::fail(const UpstreamCall::End &end)
 {
     m_done = true;
     release();
-    Q_EMIT failed(failure, detail);
+    Q_EMIT failed(end.failure, end.detail);
 }
 
 void UpgradeDialer::release()

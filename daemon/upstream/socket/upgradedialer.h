@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include "wire/responseparser.h"
-#include "upstream/socket/socketorigin.h"
+#include "upstream/socket/socketdialer.h"
 #include "upstream/upstreamtransport.h"
+#include "wire/responseparser.h"
 
 #include <QObject>
 #include <QPointer>
@@ -46,10 +46,10 @@ private:
     void onConnected();
     void onReadyRead();
     void onError(QAbstractSocket::SocketError error);
-    void fail(UpstreamCall::Failure failure, const QString &detail);
+    void fail(const UpstreamCall::End &end);
     void release();
 
-    SocketEndpoint m_endpoint;
+    SocketDialer m_dialer;
     QByteArray m_head;
     std::unique_ptr<QTcpSocket> m_socket;
     ResponseParser m_parser;
