@@ -6,14 +6,15 @@
 #include "forward/routehealth.h"
 #include "http/responsewriter.h"
 #include "observe/metrics.h"
-#include "upstream/socket/upgradedialer.h"
 
 #include <unistd.h>
 
 namespace slp {
 
-TunnelExchange::TunnelExchange(ForwardPlan plan, MetricsRegistry &metrics, ResponseWriter *writer)
-    : QObject(writer), m_plan(std::move(plan)), m_metrics(metrics), m_writer(writer)
+TunnelExchange::TunnelExchange(ForwardPlan plan, UpstreamTransport &transport,
+                               MetricsRegistry &metrics, ResponseWriter *writer)
+    : QObject(writer), m_plan(std::move(plan)), m_transport(transport), m_metrics(metrics),
+      m_writer(writer)
 {
     if (m_plan.exchanges)
         m_plan.exchanges->add(); // a drain waits for a tunnel as for a request in flight
@@ -27,8 +28,7 @@ void TunnelExchange::onClientGone()
     if (m_splice || m_outcome.status != 0)
         return; // answered already
     m_timeout.stop();
-    if (m_dialer)
-        m_dialer->disconnect(this);
+    m_call.reset(); // not inside its callback: the client left
     m_outcome.status = 499;
     record(Ending::ClientGone);
 }
@@ -44,13 +44,9 @@ TunnelExchange::~TunnelExchange()
 void TunnelExchange::start()
 {
     m_since.start();
-    const SocketEndpoint endpoint = endpointFor(m_plan.request.originUrl, m_plan.request.origin);
-    m_dialer = std::make_unique<UpgradeDialer>(endpoint, requestHead(m_plan.request, endpoint));
-    connect(m_dialer.get(), &UpgradeDialer::switched, this, &TunnelExchange::onSwitched);
-    connect(m_dialer.get(), &UpgradeDialer::answered, this, &TunnelExchange::onAnswered);
-    connect(m_dialer.get(), &UpgradeDialer::failed, this, &TunnelExchange::onFailed);
     m_timeout.start(m_route.timeout); // the route's timeout bounds the wait for the 101
-    m_dialer->start();
+    // A call that fails at once reports from inside upgrade() and returns null.
+    m_call = m_transport.upgrade(m_plan.request, *this);
 }
 
 void TunnelExchange::record(Ending how)
@@ -82,13 +78,13 @@ HeaderList TunnelExchange::noteHead(const UpstreamHead &head, HeaderList headers
     return headers;
 }
 
-void TunnelExchange::onSwitched(const UpstreamHead &head)
+void TunnelExchange::upgradeSwitched(const UpstreamHead &head)
 {
     // Upgrade, Connection and Sec-WebSocket-* pass: this is a 101.
     const QByteArray switchHead =
         serializeHead(head.status, head.reason, noteHead(head, head.headers), {}, {});
     QByteArray upstreamEarly;
-    const int upstreamFd = m_dialer->takeConnection(&upstreamEarly);
+    const int upstreamFd = m_call->takeConnection(&upstreamEarly);
     QByteArray clientEarly;
     QObject *owner = nullptr;
     const int clientFd = m_writer ? m_writer->takeConnection(&clientEarly, &owner) : -1;
@@ -130,7 +126,7 @@ void TunnelExchange::onSpliceEnded(Splice::End end)
         m_clientSocket->deleteLater(); // this exchange goes with it
 }
 
-void TunnelExchange::onAnswered(const UpstreamHead &head, const QByteArray &body)
+void TunnelExchange::upgradeAnswered(const UpstreamHead &head, const QByteArray &body)
 {
     // Refused upstream (a 403, a 426...): relayed as an ordinary response; the connection
     // then closes (it asked to leave HTTP).
@@ -150,18 +146,17 @@ void TunnelExchange::onAnswered(const UpstreamHead &head, const QByteArray &body
         m_writer->finish();
 }
 
-void TunnelExchange::onFailed(UpstreamCall::Failure failure, const QString &detail)
+void TunnelExchange::upgradeFailed(const UpstreamCall::End &failed)
 {
     m_timeout.stop();
     m_outcome.status = 502;
     m_outcome.failedAttempts = 1;
     m_outcome.attempt = 1;
     m_outcome.timedOut = m_timedOut;
-    m_outcome.logDetail = detail;
-    m_outcome.peer = inParens(m_dialer ? m_dialer->peerForLog() : QString());
-    m_outcome.what = whatFailed(failure, m_timedOut, m_route.timeoutText);
-    countFailedAttempt(m_metrics, m_route, UpstreamCall::End{failure, detail, {}, false},
-                       m_timedOut);
+    m_outcome.logDetail = failed.detail;
+    m_outcome.peer = inParens(m_call ? m_call->peerForLog() : failed.peer);
+    m_outcome.what = whatFailed(failed.failure, m_timedOut, m_route.timeoutText);
+    countFailedAttempt(m_metrics, m_route, failed, m_timedOut);
     record(Ending::UpstreamFailed);
     if (!m_writer)
         return;
@@ -178,9 +173,9 @@ void TunnelExchange::onFailed(UpstreamCall::Failure failure, const QString &deta
 void TunnelExchange::onTimeout()
 {
     m_timedOut = true;
-    if (m_dialer)
-        m_dialer->disconnect(this);
-    onFailed(UpstreamCall::Failure::Aborted, QString());
+    const QString peer = m_call ? m_call->peerForLog() : QString();
+    m_call.reset(); // a timer's slot, not the call's callback: it closes its connection
+    upgradeFailed({UpstreamCall::Failure::Aborted, QString(), peer, false});
 }
 
 } // namespace slp

@@ -18,7 +18,6 @@ namespace slp {
 
 class MetricsRegistry;
 class ResponseWriter;
-class UpgradeDialer;
 
 // One WebSocket upgrade forwarded to one upstream, then the tunnel it becomes:
 //   Dialing --101--> Open (the upstream's 101 head to the client, then a Splice both ways)
@@ -29,22 +28,24 @@ class UpgradeDialer;
 // tunnel); an open tunnel counts in slp_open_tunnels and keeps a drain waiting, as a request
 // in flight does. Owned by its writer (Qt child) while dialing; once open, by the client's
 // socket, which it deletes when the tunnel ends.
-class TunnelExchange : public QObject
+class TunnelExchange : public QObject, private UpgradeCall::Observer
 {
     Q_OBJECT
 public:
     // The size of each direction's buffer: as much as a relay holds for a slow client.
     static constexpr qint64 kBufferBytes = 256 * 1024;
 
-    TunnelExchange(ForwardPlan plan, MetricsRegistry &metrics, ResponseWriter *writer);
+    TunnelExchange(ForwardPlan plan, UpstreamTransport &transport, MetricsRegistry &metrics,
+                   ResponseWriter *writer);
     ~TunnelExchange() override;
 
     void start();
 
 private:
-    void onSwitched(const UpstreamHead &head);
-    void onAnswered(const UpstreamHead &head, const QByteArray &body);
-    void onFailed(UpstreamCall::Failure failure, const QString &detail);
+    // UpgradeCall::Observer: the call's one answer.
+    void upgradeSwitched(const UpstreamHead &head) override;
+    void upgradeAnswered(const UpstreamHead &head, const QByteArray &body) override;
+    void upgradeFailed(const UpstreamCall::End &end) override;
     void onTimeout();
     void onClientGone();
     void onSpliceEnded(Splice::End end);
@@ -56,9 +57,10 @@ private:
     ForwardPlan m_plan;
     const RouteForwarding &m_route{*m_plan.route};
     RequestLog m_log{m_plan};
+    UpstreamTransport &m_transport;
     MetricsRegistry &m_metrics;
     QPointer<ResponseWriter> m_writer;
-    std::unique_ptr<UpgradeDialer> m_dialer;
+    std::unique_ptr<UpgradeCall> m_call; // until it answered
     QTimer m_timeout;
     QElapsedTimer m_since; // from the request to the 101, then the tunnel's open time
     Outcome m_outcome;

@@ -192,7 +192,8 @@ void RequestRouter::tunnel(InboundRequest &request, ResponseWriter *writer)
     plan.request.headers.append({QByteArrayLiteral("Connection"), QByteArrayLiteral("Upgrade")});
     plan.request.headers.append(
         {QByteArrayLiteral("Upgrade"), headerValue(request.headers, "upgrade")});
-    auto *exchange = new TunnelExchange(std::move(plan), m_metrics, writer); // owned by writer
+    auto *exchange =
+        new TunnelExchange(std::move(plan), m_transport, m_metrics, writer); // owned by writer
     exchange->start();
 }
 

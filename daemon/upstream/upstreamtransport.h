@@ -133,6 +133,35 @@ private:
     bool m_deleteWhenFinished = false;
 };
 
+// A WebSocket upgrade in flight to one upstream, on a connection of its own: after a 101 the
+// connection is the tunnel's, so it is never a pooled one. It reports to the Observer it was
+// started with exactly one of: the 101 (then takeConnection() hands over the descriptor), any
+// other answer, whole (bounded), to relay as an ordinary response, or its failure; each from
+// the event loop, or the failure from inside upgrade() when it cannot begin (which then
+// returns null). The observer never deletes the call inside a callback; deleting it at any
+// other time aborts it, with no callback after.
+class UpgradeCall : public QObject
+{
+    Q_OBJECT
+public:
+    class Observer
+    {
+    public:
+        virtual void upgradeSwitched(const UpstreamHead &head) = 0;
+        virtual void upgradeAnswered(const UpstreamHead &head, const QByteArray &body) = 0;
+        virtual void upgradeFailed(const UpstreamCall::End &end) = 0;
+
+    protected:
+        ~Observer() = default;
+    };
+
+    // After upgradeSwitched(): the connection's descriptor (now the caller's) and the bytes
+    // that followed the 101 head, once.
+    virtual int takeConnection(QByteArray *early) = 0;
+    // For the log: the resolved "address:port" once connected.
+    virtual QString peerForLog() const = 0;
+};
+
 class UpstreamTransport
 {
 public:
@@ -143,6 +172,10 @@ public:
     // from inside start(), which then returns null: no half-started call to wait on.
     virtual std::unique_ptr<UpstreamCall> start(const UpstreamRequest &request,
                                                 UpstreamCall::Observer &observer) = 0;
+    // Sends a WebSocket upgrade request (its Connection and Upgrade headers set by the core)
+    // on a new connection, reporting to `observer`; null when it failed at once (reported).
+    virtual std::unique_ptr<UpgradeCall> upgrade(const UpstreamRequest &request,
+                                                 UpgradeCall::Observer &observer) = 0;
 };
 
 } // namespace slp

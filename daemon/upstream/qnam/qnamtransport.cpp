@@ -2,6 +2,7 @@
 #include "upstream/qnam/qnamtransport.h"
 
 #include "upstream/qnam/qnamfence.h"
+#include "upstream/socket/socketupgrade.h"
 #include "upstream/upstreamhead.h"
 
 #include <QNetworkAccessManager>
@@ -468,6 +469,12 @@ std::unique_ptr<UpstreamCall> QnamTransport::start(const UpstreamRequest &reques
         return nullptr;
     }
     return std::make_unique<QnamCall>(this, request.origin, request, observer);
+}
+
+std::unique_ptr<UpgradeCall> QnamTransport::upgrade(const UpstreamRequest &request,
+                                                    UpgradeCall::Observer &observer)
+{
+    return SocketUpgrade::start(request, endpointFor(request.originUrl, request.origin), observer);
 }
 
 } // namespace slp

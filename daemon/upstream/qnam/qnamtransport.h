@@ -29,6 +29,9 @@ public:
 
     std::unique_ptr<UpstreamCall> start(const UpstreamRequest &request,
                                         UpstreamCall::Observer &observer) override;
+    // On a socket of its own (SocketUpgrade): QNAM cannot hand a connection over.
+    std::unique_ptr<UpgradeCall> upgrade(const UpstreamRequest &request,
+                                         UpgradeCall::Observer &observer) override;
 
 private:
     QNetworkRequest prepare(const UpstreamRequest &request) const;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "upstream/socket/sockettransport.h"
 
+#include "upstream/socket/socketupgrade.h"
+
 #include <QTcpSocket>
 
 namespace slp {
@@ -50,6 +52,12 @@ std::unique_ptr<UpstreamCall> SocketTransport::start(const UpstreamRequest &requ
     if (!call->isRunning())
         return nullptr; // it failed inside begin(): the observer has its End already
     return call;
+}
+
+std::unique_ptr<UpgradeCall> SocketTransport::upgrade(const UpstreamRequest &request,
+                                                      UpgradeCall::Observer &observer)
+{
+    return SocketUpgrade::start(request, endpointOf(request), observer);
 }
 
 const SocketEndpoint &SocketTransport::endpointOf(const UpstreamRequest &request)

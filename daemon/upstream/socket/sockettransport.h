@@ -31,6 +31,8 @@ public:
 
     std::unique_ptr<UpstreamCall> start(const UpstreamRequest &request,
                                         UpstreamCall::Observer &observer) override;
+    std::unique_ptr<UpgradeCall> upgrade(const UpstreamRequest &request,
+                                         UpgradeCall::Observer &observer) override;
 
     // An idle connection older than this is closed (default 30 s).
     void setIdleTimeout(std::chrono::milliseconds timeout);

@@ -76,4 +76,15 @@ std::unique_ptr<UpstreamCall> FakeTransport::start(const UpstreamRequest &reques
     return call;
 }
 
+std::unique_ptr<UpgradeCall> FakeTransport::upgrade(const UpstreamRequest &request,
+                                                    UpgradeCall::Observer &observer)
+{
+    requests.append(request);
+    observer.upgradeFailed({UpstreamCall::Failure::Other,
+                            QStringLiteral("the fake transport makes no upgrades"),
+                            {},
+                            false});
+    return nullptr;
+}
+
 } // namespace slp::test

@@ -59,6 +59,9 @@ class FakeTransport : public UpstreamTransport
 public:
     std::unique_ptr<UpstreamCall> start(const UpstreamRequest &request,
                                         UpstreamCall::Observer &observer) override;
+    // Upgrades are tested against real sockets (tst_realtime): here one fails at once.
+    std::unique_ptr<UpgradeCall> upgrade(const UpstreamRequest &request,
+                                         UpgradeCall::Observer &observer) override;
 
     int started() const { return int(calls.size()); }
     FakeCall *call(int i) const { return calls.value(i); }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "upstream/socket/upgradedialer.h"
+#include "upstream/socket/socketupgrade.h"
 
 #include "net/sockethandover.h"
 #include "upstream/upstreamhead.h"
@@ -8,51 +8,68 @@
 
 namespace slp {
 
-UpgradeDialer::UpgradeDialer(SocketEndpoint endpoint, QByteArray head, QObject *parent)
-    : QObject(parent), m_dialer(std::move(endpoint)), m_head(std::move(head))
+std::unique_ptr<UpgradeCall> SocketUpgrade::start(const UpstreamRequest &request,
+                                                  const SocketEndpoint &endpoint,
+                                                  UpgradeCall::Observer &observer)
+{
+    std::unique_ptr<SocketUpgrade> call(
+        new SocketUpgrade(endpoint, requestHead(request, endpoint), observer));
+    if (!call->begin())
+        return nullptr;
+    return call;
+}
+
+SocketUpgrade::SocketUpgrade(SocketEndpoint endpoint, QByteArray head,
+                             UpgradeCall::Observer &observer)
+    : m_dialer(std::move(endpoint)), m_head(std::move(head)), m_observer(&observer)
 {
     m_parser.reset(false, true);
 }
 
-UpgradeDialer::~UpgradeDialer()
+SocketUpgrade::~SocketUpgrade()
 {
+    m_done = true; // no callback from here on
     if (m_socket) {
         m_socket->disconnect(this);
         m_socket->abort();
-        m_socket.reset(); // never inside its own signal here: the owner deletes the dialer later
+        m_socket.reset(); // never inside its own signal: the observer deletes no call there
     }
     if (m_fd >= 0)
         ::close(m_fd);
 }
 
-void UpgradeDialer::start()
+bool SocketUpgrade::begin()
 {
     if (m_dialer.endpoint().tls) {
-        // The splice joins plain descriptors; TLS to the upstream would need SLP to relay
+        // The tunnel joins plain descriptors; TLS to the upstream would need SLP to relay
         // through its own TLS layer (docs/HTTP.md).
-        return fail({UpstreamCall::Failure::Other,
-                     QStringLiteral("WebSocket tunnels to https backends are not supported"),
-                     {},
-                     false});
+        fail({UpstreamCall::Failure::Other,
+              QStringLiteral("WebSocket tunnels to https backends are not supported"),
+              {},
+              false});
+        return false;
     }
     UpstreamCall::End refused;
     m_socket = m_dialer.dial(0, &refused);
-    if (!m_socket)
-        return fail(refused);
-    connect(m_socket.get(), &QTcpSocket::connected, this, &UpgradeDialer::onConnected);
-    connect(m_socket.get(), &QTcpSocket::readyRead, this, &UpgradeDialer::onReadyRead);
-    connect(m_socket.get(), &QTcpSocket::errorOccurred, this, &UpgradeDialer::onError);
+    if (!m_socket) {
+        fail(refused);
+        return false;
+    }
+    connect(m_socket.get(), &QTcpSocket::connected, this, &SocketUpgrade::onConnected);
+    connect(m_socket.get(), &QTcpSocket::readyRead, this, &SocketUpgrade::onReadyRead);
+    connect(m_socket.get(), &QTcpSocket::errorOccurred, this, &SocketUpgrade::onError);
     if (m_socket->state() == QAbstractSocket::ConnectedState)
         onConnected(); // a Unix socket: connected at once
+    return true;
 }
 
-void UpgradeDialer::onConnected()
+void SocketUpgrade::onConnected()
 {
     m_peer = SocketDialer::peerOf(*m_socket);
     m_socket->write(m_head);
 }
 
-void UpgradeDialer::onReadyRead()
+void SocketUpgrade::onReadyRead()
 {
     if (m_done || !m_socket)
         return;
@@ -73,49 +90,48 @@ void UpgradeDialer::onReadyRead()
         m_fd = takeDescriptor(m_socket.get()); // the connection leaves Qt for the tunnel
         m_early = m_parser.takeUpgradeBytes();
         release();
-        m_done = true;
         if (m_fd < 0)
             return fail({UpstreamCall::Failure::Other, QStringLiteral("cannot keep the connection"),
                          m_peer, true});
-        Q_EMIT switched(m_answer);
+        m_done = true;
+        m_observer->upgradeSwitched(m_answer);
         return;
     }
     if (m_parser.buffered() > kMaxAnswerBytes)
         return fail({UpstreamCall::Failure::Protocol,
                      QStringLiteral("answer to the upgrade is larger than 1 MiB"), m_peer, true});
-    if (!m_parser.isComplete())
-        return;
-    m_done = true;
-    const QByteArray body = m_parser.read(m_parser.buffered());
-    release();
-    Q_EMIT answered(m_answer, body);
+    if (m_parser.isComplete())
+        answer();
 }
 
-void UpgradeDialer::onError(QAbstractSocket::SocketError error)
+void SocketUpgrade::onError(QAbstractSocket::SocketError error)
 {
     if (m_done || !m_socket)
         return;
     if (error == QAbstractSocket::RemoteHostClosedError && m_haveHead) {
         m_parser.feedEof(); // a close-delimited answer ends here
-        if (m_parser.isComplete()) {
-            m_done = true;
-            const QByteArray body = m_parser.read(m_parser.buffered());
-            release();
-            Q_EMIT answered(m_answer, body);
-            return;
-        }
+        if (m_parser.isComplete())
+            return answer();
     }
     fail(m_dialer.failure(*m_socket, error, m_haveHead));
 }
 
-void UpgradeDialer::fail(const UpstreamCall::End &end)
+void SocketUpgrade::answer()
+{
+    m_done = true;
+    const QByteArray body = m_parser.read(m_parser.buffered());
+    release();
+    m_observer->upgradeAnswered(m_answer, body);
+}
+
+void SocketUpgrade::fail(const UpstreamCall::End &end)
 {
     m_done = true;
     release();
-    Q_EMIT failed(end.failure, end.detail);
+    m_observer->upgradeFailed(end);
 }
 
-void UpgradeDialer::release()
+void SocketUpgrade::release()
 {
     if (!m_socket)
         return;
@@ -124,7 +140,7 @@ void UpgradeDialer::release()
     m_socket.release()->deleteLater(); // may be inside one of its signals
 }
 
-int UpgradeDialer::takeConnection(QByteArray *early)
+int SocketUpgrade::takeConnection(QByteArray *early)
 {
     *early = std::exchange(m_early, {});
     return std::exchange(m_fd, -1);
