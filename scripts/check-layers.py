@@ -24,7 +24,7 @@ ALLOWED = {
             "aggregate", "observe", "wire"},
     "routing": {"forward", "http", "upstream", "discovery", "body", "config", "observe", "wire"},
     "forward": {"http", "upstream", "aggregate", "net", "observe", "wire"},
-    "discovery": {"config", "observe", "wire"},
+    "discovery": {"config", "upstream", "observe", "wire"},
     "http": {"net", "wire", "observe"},
     "upstream": {"net", "wire", "observe"},
     "net": {"observe", "wire"},

@@ -9,8 +9,6 @@
 #include "routing/routetable.h"
 
 #include <QDateTime>
-#include <QNetworkAccessManager>
-#include <QNetworkProxy>
 
 namespace slp {
 
@@ -62,6 +60,8 @@ Daemon::Daemon(Config config, QString configPath, ConfigLoader loader, QObject *
 Daemon::~Daemon()
 {
     m_pool.stop();
+    // Before the transport their probes run on (a member, gone before Qt children are).
+    qDeleteAll(std::exchange(m_supervisors, {}));
 }
 
 WorkerSettings Daemon::workerSettings() const
@@ -118,13 +118,6 @@ bool Daemon::start(QString *error)
 
 void Daemon::startDiscovery()
 {
-    // One QNAM for every probe: probes are one request per backend at a time, far below the
-    // 6-connection cap, and stay off the forwarding transport's pools.
-    m_discoveryNetwork = new QNetworkAccessManager(this);
-    m_discoveryNetwork->setProxy(QNetworkProxy::NoProxy);
-    m_discoveryNetwork->setRedirectPolicy(QNetworkRequest::ManualRedirectPolicy);
-    m_discoveryNetwork->setCache(nullptr);
-    m_discoveryNetwork->setTransferTimeout(0);
     for (qsizetype i = 0; i < m_table->size(); ++i)
         if (m_table->route(i).nameSource == NameSource::Discover)
             startSupervisor(i); // pinned backends and editions are never probed
@@ -134,7 +127,7 @@ void Daemon::startSupervisor(qsizetype routeIndex)
 {
     auto *supervisor =
         new DiscoverySupervisor(m_table->route(routeIndex), routeIndex, m_config.discovery,
-                                m_discoveryNetwork, m_metrics, this);
+                                m_discoveryTransport, m_metrics, this);
     // Discovery reports; the daemon applies what it learned and publishes the new snapshot.
     connect(supervisor, &DiscoverySupervisor::reported, this,
             [this, supervisor](qsizetype index, bool nameChanged) {
@@ -210,9 +203,8 @@ void Daemon::applyReload()
     m_table = std::move(table);
     publishTable();
     m_pool.applySettings(workerSettings());
-    if (m_discoveryNetwork)
-        for (const qsizetype index : std::as_const(plan.newSupervisors))
-            startSupervisor(index);
+    for (const qsizetype index : std::as_const(plan.newSupervisors))
+        startSupervisor(index);
     refreshModelInfo();
     m_service.setReloadFailure({});
     m_reload.watch(m_config.watchConfig);

@@ -9,14 +9,13 @@
 #include "forward/exchangecounter.h"
 #include "forward/routehealth.h"
 #include "observe/metrics.h"
+#include "upstream/socket/sockettransport.h"
 
 #include <QList>
 #include <QObject>
 
 #include <functional>
 #include <memory>
-
-class QNetworkAccessManager;
 
 namespace slp {
 
@@ -78,9 +77,11 @@ private:
     ReloadCheck m_reload;
     Drain m_drain{m_pool, m_exchanges};
     ServiceStatus m_service;
-    SignalWatcher *m_signals = nullptr;                  // Qt child
-    QNetworkAccessManager *m_discoveryNetwork = nullptr; // Qt child
-    QList<DiscoverySupervisor *> m_supervisors;          // Qt children
+    SignalWatcher *m_signals = nullptr; // Qt child
+    // Discovery's probes go out as requests do (SocketCall), on a pool of their own that the
+    // workers never share: one idle connection per backend, on the main thread.
+    SocketTransport m_discoveryTransport{1};
+    QList<DiscoverySupervisor *> m_supervisors; // Qt children
 };
 
 } // namespace slp

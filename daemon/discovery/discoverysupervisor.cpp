@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "discovery/discoverysupervisor.h"
 
-#include "discovery/unixprobe.h"
+#include "discovery/modelprobe.h"
 #include "observe/logging.h"
 #include "observe/metrics.h"
 
 #include <QDateTime>
-#include <QNetworkAccessManager>
-#include <QNetworkReply>
-#include <QNetworkRequest>
 
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -17,10 +14,9 @@
 namespace slp {
 
 namespace {
-constexpr qint64 kProbeReadBuffer = 64 * 1024; // what QNAM reads ahead of the probe
-// A probe that read this much leaves freed memory in glibc's arenas (QNAM's thread and the
-// parse thread have arenas of their own, and the heap's top rarely comes free): it goes back
-// to the system once the reply and its connection are gone.
+// A probe that read this much leaves freed memory in glibc's arenas (the parse thread has an
+// arena of its own, and the heap's top rarely comes free): it goes back to the system once the
+// probe and its connection are gone.
 constexpr qint64 kTrimAfterBytes = 1024 * 1024;
 constexpr std::chrono::milliseconds kTrimDelay{200};
 
@@ -53,6 +49,20 @@ std::chrono::milliseconds ms(std::chrono::nanoseconds d)
                     std::chrono::duration_cast<std::chrono::milliseconds>(d));
 }
 
+// GET /v1/models, as every probe of the route sends it.
+UpstreamRequest probeRequestFor(const Route &route)
+{
+    UpstreamRequest request;
+    request.method = QByteArrayLiteral("GET");
+    request.origin = route.origin;
+    request.originUrl = route.url;
+    request.target = QByteArrayLiteral("/v1/models");
+    request.headers = {
+        {QByteArrayLiteral("Accept"), QByteArrayLiteral("application/json")},
+        {QByteArrayLiteral("User-Agent"), QByteArrayLiteral("slp-discovery/" SLP_VERSION)}};
+    return request;
+}
+
 QString resultLabel(ProbeResult result)
 {
     switch (result) {
@@ -69,30 +79,20 @@ QString resultLabel(ProbeResult result)
 
 DiscoverySupervisor::DiscoverySupervisor(const Route &route, qsizetype routeIndex,
                                          const DiscoverySettings &settings,
-                                         QNetworkAccessManager *network, MetricsRegistry &metrics,
+                                         UpstreamTransport &transport, MetricsRegistry &metrics,
                                          QObject *parent)
     : QObject(parent), m_index(routeIndex), m_id(route.id),
-      m_url(route.origin + QStringLiteral("/v1/models")), m_settings(settings), m_network(network),
-      m_metrics(metrics), m_schedule(settings.backoffInitial, settings.backoffMax, settings.recheck)
+      m_url(route.origin + QStringLiteral("/v1/models")), m_settings(settings),
+      m_transport(transport), m_probeRequest(probeRequestFor(route)), m_metrics(metrics),
+      m_schedule(settings.backoffInitial, settings.backoffMax, settings.recheck)
 {
     m_nextProbe.setSingleShot(true);
-    m_probeTimeout.setSingleShot(true);
     connect(&m_nextProbe, &QTimer::timeout, this, &DiscoverySupervisor::probe);
-    connect(&m_probeTimeout, &QTimer::timeout, this, &DiscoverySupervisor::onProbeTimeout);
     connect(&m_parser, &ModelListParser::parsed, this, &DiscoverySupervisor::onParsed);
     m_metrics.set(metric::modelAmbiguous, metric::modelLabels(m_id), 0);
-    if (route.origin.startsWith(QLatin1String("unix:")))
-        m_unixPath = route.origin.mid(5);
 }
 
-DiscoverySupervisor::~DiscoverySupervisor()
-{
-    if (m_reply) {
-        m_reply->disconnect(this);
-        m_reply->abort();
-        m_reply->deleteLater();
-    }
-}
+DiscoverySupervisor::~DiscoverySupervisor() = default; // a running probe goes with its parent
 
 void DiscoverySupervisor::start()
 {
@@ -101,138 +101,23 @@ void DiscoverySupervisor::start()
 
 void DiscoverySupervisor::probe()
 {
-    if (!m_unixPath.isEmpty())
-        return probeUnix();
-    if (!m_network)
-        return;
-    QNetworkRequest request{QUrl(m_url)};
-    request.setAttribute(QNetworkRequest::RedirectPolicyAttribute,
-                         QNetworkRequest::ManualRedirectPolicy);
-    request.setAttribute(QNetworkRequest::CacheLoadControlAttribute,
-                         QNetworkRequest::AlwaysNetwork);
-    request.setAttribute(QNetworkRequest::CacheSaveControlAttribute, false);
-    request.setAttribute(QNetworkRequest::CookieLoadControlAttribute, QNetworkRequest::Manual);
-    request.setAttribute(QNetworkRequest::CookieSaveControlAttribute, QNetworkRequest::Manual);
-    request.setRawHeader("Accept", "application/json");
-    request.setRawHeader("User-Agent", "slp-discovery/" SLP_VERSION);
-    m_timedOut = false;
-    m_overLimit = false;
-    m_body.clear();
-    m_reply = m_network->get(request);
-    // QNAM stops reading the socket while this much is unread: what a probe holds is bounded
-    // by the limit plus this, however fast the backend sends.
-    m_reply->setReadBufferSize(kProbeReadBuffer);
-    connect(m_reply, &QNetworkReply::metaDataChanged, this, &DiscoverySupervisor::onProbeHead);
-    connect(m_reply, &QNetworkReply::readyRead, this, &DiscoverySupervisor::onProbeData);
-    connect(m_reply, &QNetworkReply::finished, this, &DiscoverySupervisor::onProbeFinished);
-    m_probeTimeout.start(ms(m_settings.probeTimeout));
-}
-
-void DiscoverySupervisor::onProbeHead()
-{
-    // A declared length past the limit is refused before its first byte is read.
-    const QVariant length = m_reply->header(QNetworkRequest::ContentLengthHeader);
-    if (length.isValid() && length.toLongLong() > kMaxModelListBytes && m_reply->isRunning()) {
-        m_overLimit = true;
-        m_reply->abort(); // emits finished() synchronously
-    }
-}
-
-void DiscoverySupervisor::onProbeData()
-{
-    if (!m_reply)
-        return;
-    m_body += m_reply->read(kMaxModelListBytes + 1 - m_body.size());
-    if (m_body.size() > kMaxModelListBytes && m_reply->isRunning()) {
-        m_overLimit = true;
-        m_reply->abort(); // emits finished() synchronously
-    }
-}
-
-void DiscoverySupervisor::probeUnix()
-{
-    m_timedOut = false;
-    m_overLimit = false;
-    m_body.clear();
-    m_unixProbe = new UnixProbe(this); // deleted once it finished (onUnixProbeFinished)
-    connect(m_unixProbe, &UnixProbe::finished, this, &DiscoverySupervisor::onUnixProbeFinished);
-    m_unixProbe->start(m_unixPath, QByteArrayLiteral("slp-discovery/" SLP_VERSION));
-    m_probeTimeout.start(ms(m_settings.probeTimeout));
-}
-
-void DiscoverySupervisor::onUnixProbeFinished()
-{
-    m_probeTimeout.stop();
-    UnixProbe *probe = m_unixProbe;
-    m_unixProbe = nullptr;
-    if (!probe)
-        return;
-    probe->deleteLater();
-    QString failure = probe->failure();
-    if (failure.isEmpty() && probe->status() != 200)
-        failure = QStringLiteral("HTTP status %1").arg(probe->status());
-    if (!failure.isEmpty())
-        return settle(ProbeResult::Error, failure);
-    m_body = probe->takeBody();
-    m_bodyBytesRead = m_body.size();
-    if (m_body.size() > kMaxModelListBytes) {
-        m_body = QByteArray();
-        return settle(ProbeResult::Error,
-                      QStringLiteral("model list larger than %1 bytes: stopped reading")
-                          .arg(kMaxModelListBytes));
-    }
-    m_parser.parse(std::exchange(m_body, QByteArray())); // onParsed settles the probe
-}
-
-void DiscoverySupervisor::onProbeTimeout()
-{
-    if (m_unixProbe) {
-        m_unixProbe->abort(); // says nothing more: settled here
-        m_unixProbe->deleteLater();
-        m_unixProbe = nullptr;
-        return settle(
-            ProbeResult::Error,
-            QStringLiteral("no answer within %1").arg(formatGoDuration(m_settings.probeTimeout)));
-    }
-    if (m_reply && m_reply->isRunning()) {
-        m_timedOut = true;
-        m_reply->abort();
-    }
-}
-
-QString DiscoverySupervisor::probeFailure(QNetworkReply *reply) const
-{
-    const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-    if (m_timedOut)
-        return QStringLiteral("no answer within %1").arg(formatGoDuration(m_settings.probeTimeout));
-    if (m_overLimit || m_body.size() > kMaxModelListBytes) {
-        return QStringLiteral("model list larger than %1 bytes: stopped reading")
-            .arg(kMaxModelListBytes);
-    }
-    if (reply->error() != QNetworkReply::NoError && status == 0)
-        return reply->errorString();
-    if (status != 200)
-        return QStringLiteral("HTTP status %1").arg(status);
-    return {};
+    m_probe = new ModelProbe(m_transport, m_probeRequest, ms(m_settings.probeTimeout),
+                             this); // deleted once it finished (onProbeFinished)
+    connect(m_probe, &ModelProbe::finished, this, &DiscoverySupervisor::onProbeFinished);
+    m_probe->start();
 }
 
 void DiscoverySupervisor::onProbeFinished()
 {
-    m_probeTimeout.stop();
-    QNetworkReply *reply = m_reply;
-    m_reply = nullptr;
-    if (!reply)
+    ModelProbe *probe = m_probe;
+    m_probe = nullptr;
+    if (!probe)
         return;
-    reply->deleteLater();
-    if (!m_overLimit && !m_timedOut)
-        m_body += reply->read(kMaxModelListBytes + 1 - m_body.size());
-    m_bodyBytesRead = m_body.size();
-    const QString failure = probeFailure(reply);
-    if (!failure.isEmpty()) {
-        m_body = QByteArray();
-        return settle(ProbeResult::Error, failure);
-    }
-    m_parser.parse(std::exchange(m_body, QByteArray())); // onParsed settles the probe
+    probe->deleteLater();
+    m_bodyBytesRead = probe->bytesRead();
+    if (!probe->failure().isEmpty())
+        return settle(ProbeResult::Error, probe->failure());
+    m_parser.parse(probe->takeBody()); // onParsed settles the probe
 }
 
 void DiscoverySupervisor::onParsed(const ModelList &list)

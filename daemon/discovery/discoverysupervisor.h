@@ -5,29 +5,30 @@
 #include "discovery/discoverystate.h"
 #include "discovery/modellist.h"
 #include "discovery/modellistparser.h"
+#include "upstream/upstreamtransport.h"
 
 #include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
 #include <QTimer>
 
-class QNetworkAccessManager;
-class QNetworkReply;
-
 namespace slp {
 
 class MetricsRegistry;
-class UnixProbe;
+class ModelProbe;
+class UpstreamTransport;
 
-// Learns one unpinned backend's model name in the background: probes GET URL/v1/models (over
-// QNAM, or a UnixProbe for a "unix:" backend) on a QTimer back-off, never on the request path, and
-// reports what it learned; it never writes into a route table. Zero or several models never guess.
+// Learns one unpinned backend's model name in the background: probes GET URL/v1/models (a
+// ModelProbe through the discovery transport) on a QTimer back-off, never on the request path,
+// and reports what it learned; it never writes into a route table. Zero or several models
+// never guess.
 class DiscoverySupervisor : public QObject
 {
     Q_OBJECT
 public:
+    // `transport` outlives the supervisor (the daemon owns both).
     DiscoverySupervisor(const Route &route, qsizetype routeIndex, const DiscoverySettings &settings,
-                        QNetworkAccessManager *network, MetricsRegistry &metrics,
+                        UpstreamTransport &transport, MetricsRegistry &metrics,
                         QObject *parent = nullptr);
     ~DiscoverySupervisor() override;
 
@@ -45,13 +46,7 @@ Q_SIGNALS:
 
 private:
     void probe();
-    void probeUnix();
-    void onUnixProbeFinished();
-    void onProbeHead();
-    void onProbeData();
     void onProbeFinished();
-    void onProbeTimeout();
-    QString probeFailure(QNetworkReply *reply) const;
     void onParsed(const ModelList &list);
     void reportAmbiguous(const QStringList &ids, qsizetype count);
     void adopt(const QString &name);
@@ -62,18 +57,13 @@ private:
     QString m_id;
     QString m_url;
     DiscoverySettings m_settings;
-    QPointer<QNetworkAccessManager> m_network;
+    UpstreamTransport &m_transport;
+    UpstreamRequest m_probeRequest; // GET /v1/models, built once
     MetricsRegistry &m_metrics;
     DiscoverySchedule m_schedule;
     QTimer m_nextProbe;
-    QTimer m_probeTimeout;
-    QPointer<QNetworkReply> m_reply;
-    QString m_unixPath;              // a "unix:/PATH" backend's socket: probed by UnixProbe
-    QPointer<UnixProbe> m_unixProbe; // child, while one runs
-    QByteArray m_body;               // what the running probe read so far
-    qint64 m_bodyBytesRead = 0;      // of the last probe, for the memory trim after it
-    bool m_overLimit = false;        // the probe stopped reading past kMaxModelListBytes
-    bool m_timedOut = false;
+    QPointer<ModelProbe> m_probe; // child, while one runs
+    qint64 m_bodyBytesRead = 0;   // of the last probe, for the memory trim after it
     ModelListParser m_parser;
     bool m_nameChanged = false; // since the last report
 };

@@ -259,12 +259,13 @@ void TestUnixBackend::silentBackendTimesOut()
     QVERIFY2(clock.elapsed() < 5000, qPrintable(QString::number(clock.elapsed())));
 }
 
-// Discovery's probe over the socket fails as the TCP one does, naming the path: a missing
-// file at once, a backend that never answers after probe_timeout.
+// Discovery's probe over the socket fails as the TCP one does, naming the path in the words a
+// forwarded request's failure uses (the same dialer): a missing file at once, a backend that
+// never answers after probe_timeout.
 void TestUnixBackend::probeErrorsNameTheSocket()
 {
     const QString missing = QStringLiteral("discovery: unprobed: probe GET \"unix:%1/v1/models\" "
-                                           "failed: connect to unix:%1: no such socket")
+                                           "failed: connect to unix:%1: No such file or directory")
                                 .arg(m_dir.filePath(QStringLiteral("none.sock")));
     QVERIFY2(
         m_slp.waitForLog(QRegularExpression(QRegularExpression::escape(missing)), 5000).hasMatch(),
