@@ -39,7 +39,8 @@ int shareOf(int total, int workers)
 
 Daemon::Daemon(Config config, QString configPath, ConfigLoader loader, QObject *parent)
     : QObject(parent), m_config(std::move(config)), m_loader(std::move(loader)),
-      m_startedAt(QDateTime::currentSecsSinceEpoch()), m_pool(m_metrics, m_config.maxConnections),
+      m_startedAt(QDateTime::currentSecsSinceEpoch()), m_connections(m_config.maxConnections),
+      m_pool(WorkerShared{m_metrics, m_connections, m_exchanges, m_health}),
       m_reload(std::move(configPath)),
       m_service([this] { return statusLine(); },
                 [this] { return !m_drain.isRunning() && !m_reload.isRunning(); })
@@ -75,8 +76,6 @@ WorkerSettings Daemon::workerSettings() const
     settings.options.logRequests = m_config.logRequests;
     settings.options.maxAnswerBytes = m_config.maxBodyBytes;
     settings.options.startedAt = m_startedAt;
-    settings.options.exchanges = &m_exchanges;
-    settings.options.health = &m_health;
     return settings;
 }
 

@@ -8,6 +8,7 @@
 #include "config/config.h"
 #include "forward/exchangecounter.h"
 #include "forward/routehealth.h"
+#include "http/connectionbudget.h"
 #include "observe/metrics.h"
 #include "upstream/socket/sockettransport.h"
 
@@ -67,13 +68,12 @@ private:
     ConfigLoader m_loader;
     qint64 m_startedAt = 0;
     MetricsRegistry m_metrics;
-    // What a drain waits for; outlives every worker. Mutable: counting is thread-safe and is
-    // not part of the state workerSettings() reads.
-    mutable ExchangeCounter m_exchanges;
-    // Every route's passive state, from every worker's exchanges; outlives every worker.
-    mutable RouteHealthBoard m_health{&m_metrics};
-    std::unique_ptr<RouteTable> m_table; // discovery writes here; workers get copies
-    WorkerPool m_pool;                   // stopped in ~Daemon, before what it points into
+    // What the workers share (WorkerShared), each thread-safe; all outlive every worker.
+    ConnectionBudget m_connections;        // max_connections
+    ExchangeCounter m_exchanges;           // what a drain waits for
+    RouteHealthBoard m_health{&m_metrics}; // every route's passive state
+    std::unique_ptr<RouteTable> m_table;   // discovery writes here; workers get copies
+    WorkerPool m_pool;                     // stopped in ~Daemon, before what it points into
     ReloadCheck m_reload;
     Drain m_drain{m_pool, m_exchanges};
     ServiceStatus m_service;

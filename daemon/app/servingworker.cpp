@@ -18,10 +18,8 @@
 namespace slp {
 
 ServingWorker::ServingWorker(int index, WorkerSettings settings,
-                             std::shared_ptr<const RouteTable> table, MetricsRegistry &metrics,
-                             ConnectionBudget &budget)
-    : m_index(index), m_settings(std::move(settings)), m_table(std::move(table)),
-      m_metrics(metrics), m_budget(budget)
+                             std::shared_ptr<const RouteTable> table, const WorkerShared &shared)
+    : m_index(index), m_settings(std::move(settings)), m_table(std::move(table)), m_shared(shared)
 {
     // The process's one body budget reports into the one registry (every worker says so).
     BodyBudget::process().setMetrics(&m_metrics);
@@ -44,8 +42,10 @@ bool ServingWorker::start(const ListenAddress &address, bool sharePort, const QL
         m_transport = std::make_unique<SocketTransport>(m_settings.maxUpstreamConnections);
     else
         m_transport = std::make_unique<QnamTransport>(m_settings.maxUpstreamConnections);
-    m_router =
-        std::make_unique<RequestRouter>(m_table, *m_transport, m_metrics, m_settings.options);
+    // The one context every exchange of this worker holds (the router keeps it).
+    const ExchangeContext context{*m_transport, m_metrics, &m_shared.health, &m_shared.exchanges,
+                                  m_settings.options.logRequests};
+    m_router = std::make_unique<RequestRouter>(m_table, context, m_settings.options);
     m_front = new HttpFront(*m_router, this);
     if (sockets.isEmpty()) {
         ClientListener *listener = listenOn(address, sharePort, error);
@@ -66,7 +66,7 @@ bool ServingWorker::start(const ListenAddress &address, bool sharePort, const QL
 ClientListener *ServingWorker::listenOn(const ListenAddress &address, bool sharePort,
                                         QString *error)
 {
-    auto *listener = new ClientListener(m_settings.limits, &m_budget, this);
+    auto *listener = new ClientListener(m_settings.limits, &m_shared.connections, this);
     bool listening = false;
     if (sharePort) {
         const int fd = openSharedListenSocket(address.host, address.port, kListenBacklog, error);
@@ -93,7 +93,7 @@ ClientListener *ServingWorker::adopt(int socket, QString *error)
     // A duplicate per worker: every worker's loop polls the one kernel socket and whichever
     // accepts first takes the connection (the rest see EAGAIN, which QTcpServer ignores).
     const int fd = ::fcntl(socket, F_DUPFD_CLOEXEC, 3);
-    auto *listener = new ClientListener(m_settings.limits, &m_budget, this);
+    auto *listener = new ClientListener(m_settings.limits, &m_shared.connections, this);
     if (fd < 0 || !listener->setSocketDescriptor(fd)) {
         *error = fd < 0 ? QStringLiteral("dup: %1").arg(QString::fromLocal8Bit(strerror(errno)))
                         : listener->errorString();

@@ -13,13 +13,25 @@
 namespace slp {
 
 class ConnectionBudget;
+class ExchangeCounter;
 class HttpFront;
 class MetricsRegistry;
+class RouteHealthBoard;
 class RouteTable;
 class UpstreamTransport;
 
 // Qt's default backlog of 50 drops SYNs in a burst of new clients (a 1 s retry each).
 inline constexpr int kListenBacklog = 4096;
+
+// What every worker shares, owned by the daemon and outliving every worker: the parts that are
+// safe to use from any thread.
+struct WorkerShared
+{
+    MetricsRegistry &metrics;
+    ConnectionBudget &connections; // max_connections, taken by every listener
+    ExchangeCounter &exchanges;    // every exchange counts itself here: what a drain waits for
+    RouteHealthBoard &health;      // every exchange reports its outcome here
+};
 
 // What one worker needs from the config; the daemon computes each worker's share.
 struct WorkerSettings
@@ -33,14 +45,14 @@ struct WorkerSettings
 // One event loop's share of the serving: a listener on the daemon's port, the QtHttpServer
 // front, the request router and an upstream transport with pools of its own. The daemon runs
 // one on its own thread and, with `workers: N`, N-1 more on threads of their own. Nothing in a
-// worker is touched from another thread except through queued calls; the metrics registry
-// and the connection budget, both thread-safe, are all the workers share.
+// worker is touched from another thread except through queued calls; what the workers share
+// (WorkerShared) is thread-safe.
 class ServingWorker : public QObject
 {
     Q_OBJECT
 public:
     ServingWorker(int index, WorkerSettings settings, std::shared_ptr<const RouteTable> table,
-                  MetricsRegistry &metrics, ConnectionBudget &budget);
+                  const WorkerShared &shared);
     ~ServingWorker() override;
 
     // Builds the transport, router and front, and listens; call on the worker's own thread.
@@ -69,8 +81,8 @@ private:
     int m_index;
     WorkerSettings m_settings;
     std::shared_ptr<const RouteTable> m_table;
-    MetricsRegistry &m_metrics;
-    ConnectionBudget &m_budget;
+    WorkerShared m_shared;
+    MetricsRegistry &m_metrics{m_shared.metrics};
     std::unique_ptr<UpstreamTransport> m_transport; // a QnamTransport or SocketTransport
     std::unique_ptr<RequestRouter> m_router;
     HttpFront *m_front = nullptr;                // Qt child

@@ -2,7 +2,6 @@
 #include "app/workerpool.h"
 
 #include "config/config.h"
-#include "http/connectionbudget.h"
 #include "net/epolldispatcher.h"
 #include "net/sharedport.h"
 #include "observe/logging.h"
@@ -12,9 +11,8 @@
 
 namespace slp {
 
-WorkerPool::WorkerPool(MetricsRegistry &metrics, int maxConnections, QObject *parent)
-    : QObject(parent), m_metrics(metrics),
-      m_budget(std::make_unique<ConnectionBudget>(maxConnections))
+WorkerPool::WorkerPool(const WorkerShared &shared, QObject *parent)
+    : QObject(parent), m_shared(shared)
 {}
 
 WorkerPool::~WorkerPool()
@@ -51,7 +49,7 @@ bool WorkerPool::startWorkers(const Config &config, const WorkerSettings &settin
     ListenAddress address = config.listen;
     const QList<int> sockets = m_sockets.descriptors();
     for (int i = 0; i < config.workers; ++i) {
-        auto *worker = new ServingWorker(i, settings, table, m_metrics, *m_budget);
+        auto *worker = new ServingWorker(i, settings, table, m_shared);
         m_workers.append(worker); // owned: deleted in stop()
         bool listening = false;
         if (i == 0) {

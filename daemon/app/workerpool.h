@@ -20,14 +20,15 @@ class RouteTable;
 struct Config;
 
 // The serving workers: worker 0 on the daemon's thread, `workers: N` in all, the others on
-// threads of their own; the listening sockets they accept on (passed by systemd, a Unix
-// socket, or bound here) and the connection budget they share. Everything the daemon does to
+// threads of their own, and the listening sockets they accept on (passed by systemd, a Unix
+// socket, or bound here). Everything the daemon does to
 // the workers goes through here and runs on each worker's own thread.
 class WorkerPool : public QObject
 {
     Q_OBJECT
 public:
-    WorkerPool(MetricsRegistry &metrics, int maxConnections, QObject *parent = nullptr);
+    // `shared` outlives the pool (the daemon owns both).
+    explicit WorkerPool(const WorkerShared &shared, QObject *parent = nullptr);
     ~WorkerPool() override; // stops the workers
 
     // Acquires the listening sockets, starts config.workers workers with `settings` and
@@ -52,8 +53,7 @@ private:
                       QString *error);
     void logListening(const Config &config, bool sharePort, const QStringList &passed) const;
 
-    MetricsRegistry &m_metrics;
-    std::unique_ptr<ConnectionBudget> m_budget; // max_connections, shared by every listener
+    WorkerShared m_shared;
     ListenSockets m_sockets; // passed by systemd, or the Unix socket; outlives the workers
     // m_workers[0] runs on this thread; m_workers[i] on m_threads[i - 1], deleted there when
     // that thread finishes.

@@ -2,6 +2,7 @@
 #include "forward/aggregateanswer.h"
 
 #include "aggregate/sseaggregator.h"
+#include "forward/exchangerecord.h"
 #include "forward/forwardheaders.h"
 #include "http/errorbody.h"
 
@@ -52,8 +53,7 @@ bool AggregateAnswer::succeeded() const
     return m_aggregator->state() == SseAggregator::State::Done;
 }
 
-ResponseHead AggregateAnswer::head(const QByteArray &requestId,
-                                   const QByteArray &upstreamRequestId) const
+ResponseHead AggregateAnswer::head(const ExchangeRecord &record) const
 {
     ResponseHead out;
     for (const auto &header : prepareClientHeaders(m_upstreamHeaders)) {
@@ -62,8 +62,7 @@ ResponseHead AggregateAnswer::head(const QByteArray &requestId,
             continue; // they described the stream, not this answer
         out.headers.append(header);
     }
-    if (upstreamRequestId.isEmpty())
-        out.headers.append({QByteArrayLiteral("X-Request-Id"), requestId});
+    record.addRequestId(out.headers);
     out.headers.append({QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/json")});
     return out;
 }

@@ -11,6 +11,8 @@
 
 namespace slp {
 
+class ExchangeRecord;
+
 class SseAggregator;
 
 // The aggregate side of an exchange, beside the relay: an upstream event stream reassembled
@@ -33,8 +35,9 @@ public:
     void endOfInput(bool clean);
     bool succeeded() const;
 
-    // On success: the client's head (the upstream's, less what described the stream) and body.
-    ResponseHead head(const QByteArray &requestId, const QByteArray &upstreamRequestId) const;
+    // On success: the client's head (the upstream's, less what described the stream, with the
+    // exchange's X-Request-Id) and body.
+    ResponseHead head(const ExchangeRecord &record) const;
     QByteArray body() const;
     // On failure: the 502 body, and why for the log (empty: said elsewhere).
     QByteArray failureBody(const QByteArray &requestId) const;

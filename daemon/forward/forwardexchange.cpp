@@ -2,7 +2,7 @@
 #include "forward/forwardexchange.h"
 
 #include "forward/aggregateanswer.h"
-#include "forward/exchangecounter.h"
+#include "forward/exchangecontext.h"
 #include "forward/forwardheaders.h"
 #include "forward/streamwatch.h"
 #include "http/errorbody.h"
@@ -19,10 +19,10 @@ constexpr QByteArrayView kKeepaliveComment = ": keep-alive\n\n";
 
 } // namespace
 
-ForwardExchange::ForwardExchange(ForwardPlan plan, UpstreamTransport &transport,
-                                 MetricsRegistry &metrics, ResponseWriter *writer)
-    : QObject(writer), m_plan(std::move(plan)), m_transport(transport), m_metrics(metrics),
-      m_writer(writer)
+ForwardExchange::ForwardExchange(ForwardPlan plan, const ExchangeContext &context,
+                                 ResponseWriter *writer)
+    : QObject(writer), m_plan(std::move(plan)), m_context(context),
+      m_record(context, m_plan, ExchangeRecord::InFlight::Counted), m_writer(writer)
 {
     m_ttfbTimer.setSingleShot(true);
     // A precise timer: the timeout is a contract number that shows in 502 messages.
@@ -30,22 +30,15 @@ ForwardExchange::ForwardExchange(ForwardPlan plan, UpstreamTransport &transport,
     connect(&m_ttfbTimer, &QTimer::timeout, this, &ForwardExchange::onTimeout);
     connect(writer, &ResponseWriter::writable, this, &ForwardExchange::pump);
     connect(writer, &ResponseWriter::clientGone, this, &ForwardExchange::onClientGone);
-    m_metrics.add(metric::inflightRequests, {}, 1);
-    if (m_plan.exchanges)
-        m_plan.exchanges->add();
-    m_metrics.add(metric::routeInflight, m_route.labels, 1);
 }
 
 ForwardExchange::~ForwardExchange()
 {
-    m_metrics.add(metric::inflightRequests, {}, -1);
-    if (m_plan.exchanges)
-        m_plan.exchanges->remove();
-    m_metrics.add(metric::routeInflight, m_route.labels, -1);
     if (!m_call)
         return;
     m_call->detachObserver();
-    const bool cleanEnd = m_phase == Phase::Done && m_outcome.ending == Ending::Completed &&
+    const bool cleanEnd = m_phase == Phase::Done &&
+                          m_record.outcome().ending == Ending::Completed &&
                           m_call->failure() == UpstreamCall::Failure::None;
     if (cleanEnd && m_call->isRunning()) {
         // Every byte arrived; the transport is only finishing its bookkeeping. Let it, so the
@@ -69,21 +62,14 @@ void ForwardExchange::enter(Phase next)
 
 void ForwardExchange::end(Ending how)
 {
-    m_outcome.ending = how;
-    m_outcome.headRelayed = m_phase == Phase::Relaying;
-    m_outcome.latencyNs = m_status != 0 ? m_latencyNs : -1;
-    m_outcome.bytesDown = m_bytesDown;
-    m_outcome.upstreamBytes = m_upstreamBytes;
-    m_outcome.attempt = m_attempt;
-    m_outcome.timedOut = m_timedOut;
-    if (m_outcome.clientRequestId.isEmpty())
-        m_outcome.clientRequestId =
-            m_upstreamRequestId.isEmpty() ? m_plan.requestId : m_upstreamRequestId;
+    Outcome &o = m_record.outcome();
+    o.headRelayed = m_phase == Phase::Relaying;
+    o.bytesDown = m_bytesDown;
+    o.upstreamBytes = m_upstreamBytes;
+    o.attempt = m_attempt;
+    o.timedOut = m_timedOut;
     enter(Phase::Done);
-    countRequest(m_metrics, m_route, m_outcome);
-    logEnding(m_log, m_outcome);
-    if (m_plan.health)
-        m_plan.health->record(m_route.modelId, m_route.timeout, healthReportOf(m_outcome));
+    m_record.finish(how);
 }
 
 void ForwardExchange::start()
@@ -102,7 +88,7 @@ void ForwardExchange::launch()
     // A call that fails at once reports through upstreamFinished() from inside start(), which
     // may re-dial (a nested launch() that sets m_call) or answer; start() then returns null
     // and nothing of this attempt is left to keep.
-    if (std::unique_ptr<UpstreamCall> call = m_transport.start(m_plan.request, *this))
+    if (std::unique_ptr<UpstreamCall> call = m_context.transport.start(m_plan.request, *this))
         m_call = std::move(call);
 }
 
@@ -122,14 +108,10 @@ void ForwardExchange::stopCall()
     }
 }
 
-QString ForwardExchange::upstreamPeerForLog() const
-{
-    return inParens(m_call ? m_call->peerForLog() : QString());
-}
-
 void ForwardExchange::observeOverhead(const QElapsedTimer &sinceHead)
 {
-    m_metrics.observe(metric::overhead, {}, double(m_handOverNs + sinceHead.nsecsElapsed()) / 1e9);
+    m_context.metrics.observe(metric::overhead, {},
+                              double(m_handOverNs + sinceHead.nsecsElapsed()) / 1e9);
 }
 
 void ForwardExchange::onHead(const UpstreamHead &head)
@@ -138,14 +120,9 @@ void ForwardExchange::onHead(const UpstreamHead &head)
     sinceHead.start();
     m_ttfbTimer.stop();
     // Any head, whatever its status, proves the backend is there: the run of failures ends.
-    m_metrics.set(metric::consecutiveFailures, m_route.labels, 0);
+    m_record.noteHead(head, m_sinceStart.nsecsElapsed());
     if (m_phase != Phase::WaitingForHead || !m_writer)
         return;
-    m_latencyNs = m_sinceStart.nsecsElapsed();
-    m_metrics.observe(metric::upstreamLatency, m_route.labels, double(m_latencyNs) / 1e9);
-    m_status = head.status;
-    m_upstreamRequestId = headerValue(head.headers, "x-request-id");
-    m_log.setUpstreamId(m_upstreamRequestId);
     if (m_plan.aggregate != ForwardPlan::Aggregate::Off && head.status == 200 &&
         isEventStream(headerValue(head.headers, "content-type"))) {
         // Hold everything: the client gets one JSON answer (or a 502) once the stream ends.
@@ -162,7 +139,7 @@ void ForwardExchange::onHead(const UpstreamHead &head)
 
 void ForwardExchange::relayHead(const UpstreamHead &head, const QElapsedTimer &sinceHead)
 {
-    m_outcome.status = head.status; // what the client gets, however its body ends
+    m_record.outcome().status = head.status; // what the client gets, however its body ends
     // A HEAD answer's Content-Length describes the GET it stands for: no body bytes follow.
     const bool bodyless = statusHasNoBody(head.status) || m_plan.request.method == "HEAD";
     m_expectedLength = bodyless ? 0 : head.contentLength;
@@ -171,8 +148,7 @@ void ForwardExchange::relayHead(const UpstreamHead &head, const QElapsedTimer &s
     out.reason = head.reason;
     out.headers = prepareClientHeaders(head.headers);
     // The upstream's id replaces SLP's once the upstream answered: it is the one its logs have.
-    if (m_upstreamRequestId.isEmpty())
-        out.headers.append({QByteArrayLiteral("X-Request-Id"), m_plan.requestId});
+    m_record.addRequestId(out.headers);
     out.contentLength = head.contentLength;
     enter(Phase::Relaying);
     m_writer->writeHead(out);
@@ -240,13 +216,13 @@ void ForwardExchange::breakOff(const QString &detail, const QString &what)
 {
     // Qt reports a reset as a plain close: only a transport that can tell says ResetBody.
     const bool reset = m_call->failure() == UpstreamCall::Failure::ResetBody;
-    m_outcome.logDetail = detail;
-    m_outcome.peer = upstreamPeerForLog();
-    m_outcome.what = !what.isEmpty()
-                         ? what
-                         : QStringLiteral("upstream %1 mid-body after %2 bytes")
-                               .arg(reset ? QStringLiteral("reset") : QStringLiteral("closed"))
-                               .arg(m_bytesDown);
+    Outcome &o = m_record.outcome();
+    o.logDetail = detail;
+    o.peer = inParens(m_call->peerForLog());
+    o.what = !what.isEmpty() ? what
+                             : QStringLiteral("upstream %1 mid-body after %2 bytes")
+                                   .arg(reset ? QStringLiteral("reset") : QStringLiteral("closed"))
+                                   .arg(m_bytesDown);
     end(reset ? Ending::UpstreamReset : Ending::UpstreamClosed);
     // Never a silently truncated success: the client sees the connection end uncleanly.
     m_writer->breakConnection();
@@ -266,19 +242,19 @@ void ForwardExchange::aggregateBody()
 void ForwardExchange::finishAggregate()
 {
     if (!m_aggregate->succeeded()) {
-        m_outcome.logDetail = m_aggregate->failureReason(*m_call);
-        m_outcome.what = m_aggregate->failureWhat();
+        m_record.outcome().logDetail = m_aggregate->failureReason(*m_call);
+        m_record.outcome().what = m_aggregate->failureWhat();
         return answerAggregateFailure(Ending::AggregateFailed,
                                       m_aggregate->failureBody(m_plan.requestId));
     }
-    m_outcome.status = 200;
+    m_record.outcome().status = 200;
     // The client's head waits for the whole stream: SLP's share is building the answer.
     QElapsedTimer building;
     building.start();
     const QByteArray body = m_aggregate->body();
     m_bytesDown = body.size();
     end(Ending::Completed);
-    ResponseHead out = m_aggregate->head(m_plan.requestId, m_upstreamRequestId);
+    ResponseHead out = m_aggregate->head(m_record);
     out.contentLength = body.size();
     m_writer->writeHead(out);
     m_writer->writeBody(body);
@@ -289,9 +265,8 @@ void ForwardExchange::finishAggregate()
 void ForwardExchange::answerAggregateFailure(Ending how, const QByteArray &body)
 {
     // The upstream answered, so its id (when it sent one) is the one to quote.
-    const QByteArray id = m_upstreamRequestId.isEmpty() ? m_plan.requestId : m_upstreamRequestId;
-    m_outcome.status = 502;
-    m_outcome.clientRequestId = id;
+    const QByteArray id = m_record.clientRequestId();
+    m_record.outcome().status = 502;
     end(how);
     stopCall(); // nothing more of this stream can reach the client
     m_writer->respond(502, "application/json", body, id);
@@ -309,8 +284,8 @@ void ForwardExchange::onFinished(const UpstreamCall::End &outcome)
     }
     if (outcome.failure == UpstreamCall::Failure::Unsendable) {
         // Nothing went upstream: the request itself is what the transport cannot carry.
-        m_outcome.status = 400;
-        m_outcome.logDetail = outcome.detail;
+        m_record.outcome().status = 400;
+        m_record.outcome().logDetail = outcome.detail;
         end(Ending::Refused);
         m_writer->respondError(400, outcome.detail, m_plan.requestId);
         return;
@@ -320,35 +295,22 @@ void ForwardExchange::onFinished(const UpstreamCall::End &outcome)
 
 void ForwardExchange::failBeforeHead(const UpstreamCall::End &failed)
 {
-    ++m_outcome.failedAttempts;
-    m_outcome.peer = inParens(failed.peer);
-    m_outcome.logDetail = m_timedOut ? QString() : failed.detail;
-    countFailedAttempt(m_metrics, m_route, failed, m_timedOut);
-
+    m_record.attemptFailed(m_attempt, failed, m_timedOut);
     // One re-dial, only when nothing reached the upstream's model: never after a timeout (it
     // may still be generating) and never once any response byte arrived.
     if (!m_timedOut && failed.isConnectionLevelFailure() && m_attempt < m_route.maxAttempts) {
+        const Outcome &o = m_record.outcome();
+        m_record.log().attemptFailed(m_attempt, m_timedOut, o.peer, o.logDetail);
         // The old call is finishing inside its own callback: let the event loop delete it
         // (none when it failed inside start(): the transport drops it).
-        m_log.attemptFailed(m_attempt, m_timedOut, m_outcome.peer, m_outcome.logDetail);
         if (m_call)
             m_call.release()->deleteLater();
         enter(Phase::WaitingForHead);
         launch();
         return;
     }
-
-    m_outcome.status = 502;
-    m_outcome.clientRequestId = m_plan.requestId;
-    m_outcome.what = whatFailed(failed.failure, m_timedOut, m_route.timeoutText);
-    end(Ending::UpstreamFailed);
-    const QString message =
-        m_timedOut ? QStringLiteral("upstream request timed out after %1 (request id: %2)")
-                         .arg(m_route.timeoutText, QString::fromLatin1(m_plan.requestId))
-                   : QStringLiteral("upstream request failed (request id: %1)")
-                         .arg(QString::fromLatin1(m_plan.requestId));
-    m_writer->respondError(502, message, m_plan.requestId,
-                           m_timedOut ? "upstream_timeout" : "upstream_failed");
+    enter(Phase::Done);
+    m_record.answerUpstreamFailure(m_writer, failed, m_timedOut, QStringLiteral("request"));
 }
 
 void ForwardExchange::onTimeout()
@@ -365,7 +327,7 @@ void ForwardExchange::onClientGone()
         // nginx's code for "client closed the request", where it had no head yet (an
         // aggregate route's client waits for the whole stream before it gets one).
         if (m_phase != Phase::Relaying)
-            m_outcome.status = 499;
+            m_record.outcome().status = 499;
         end(Ending::ClientGone);
     }
     stopCall(); // even after a complete answer: nobody reads what the call still has
@@ -389,10 +351,10 @@ void ForwardExchange::onStalled()
         m_watch->upstreamActivity();
         return;
     }
-    m_metrics.add(metric::streamIdleTimeouts, m_route.labels);
-    m_outcome.what = QStringLiteral("stream idle %1 after %2 bytes")
-                         .arg(m_route.streamIdleTimeoutText)
-                         .arg(m_upstreamBytes);
+    m_context.metrics.add(metric::streamIdleTimeouts, m_route.labels);
+    m_record.outcome().what = QStringLiteral("stream idle %1 after %2 bytes")
+                                  .arg(m_route.streamIdleTimeoutText)
+                                  .arg(m_upstreamBytes);
     if (m_phase == Phase::Aggregating) // nothing was sent yet: a 502, the call aborted
         return answerAggregateFailure(Ending::IdleTimeout,
                                       AggregateAnswer::stalledBody(m_plan.requestId));
@@ -408,7 +370,7 @@ void ForwardExchange::onKeepaliveDue()
         !m_writer->isWritable())
         return;
     m_writer->writeBody(kKeepaliveComment.toByteArray());
-    m_metrics.add(metric::sseKeepalives, m_route.labels);
+    m_context.metrics.add(metric::sseKeepalives, m_route.labels);
 }
 
 } // namespace slp

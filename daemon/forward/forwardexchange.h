@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "forward/exchangerecord.h"
 #include "forward/forwardplan.h"
-#include "forward/outcome.h"
-#include "forward/requestlog.h"
 #include "upstream/upstreamtransport.h"
 
 #include <QElapsedTimer>
@@ -16,7 +15,7 @@
 namespace slp {
 
 class AggregateAnswer;
-class MetricsRegistry;
+struct ExchangeContext;
 class ResponseWriter;
 class StreamWatch;
 
@@ -29,7 +28,7 @@ class StreamWatch;
 //   WaitingForHead --head--> Relaying | Aggregating --end()--> Done
 //   WaitingForHead --failure, re-dial--> WaitingForHead
 //   any --end()--> Done: the client has its answer, its cut, or has left; nothing more is
-//   written. end() is the one place an exchange ends.
+//   written. end() is the one place an exchange ends; its ExchangeRecord records it.
 class ForwardExchange : public QObject, private UpstreamCall::Observer
 {
     Q_OBJECT
@@ -42,8 +41,8 @@ public:
         Done,
     };
 
-    ForwardExchange(ForwardPlan plan, UpstreamTransport &transport, MetricsRegistry &metrics,
-                    ResponseWriter *writer);
+    // `context`: the worker's, which outlives the exchange.
+    ForwardExchange(ForwardPlan plan, const ExchangeContext &context, ResponseWriter *writer);
     ~ForwardExchange() override;
 
     void start();
@@ -51,7 +50,7 @@ public:
 
 private:
     void enter(Phase next);
-    // The one place an exchange ends: records m_outcome (counts, last log line, route health).
+    // The one place an exchange ends: the record counts it, logs it, tells the route.
     void end(Ending how);
     void launch();
     // UpstreamCall::Observer: the running call's events (never deletes the call inside one).
@@ -77,29 +76,23 @@ private:
     void breakOff(const QString &detail, const QString &what = {});
     void stopCall();
     void observeOverhead(const QElapsedTimer &sinceHead);
-    QString upstreamPeerForLog() const; // " (127.0.0.1:8000)", or empty
 
     ForwardPlan m_plan;
     const RouteForwarding &m_route{*m_plan.route};
-    RequestLog m_log{m_plan};
-    UpstreamTransport &m_transport;
-    MetricsRegistry &m_metrics;
+    const ExchangeContext &m_context;
+    ExchangeRecord m_record;
     QPointer<ResponseWriter> m_writer;
     std::unique_ptr<UpstreamCall> m_call; // null when start() failed at once (see launch())
     QTimer m_ttfbTimer;
     QElapsedTimer m_sinceStart; // this attempt
     Phase m_phase = Phase::WaitingForHead;
-    Outcome m_outcome; // filled in as the exchange runs; recorded by end()
     int m_attempt = 0;
     bool m_timedOut = false;         // this attempt ran out of time to first byte
     bool m_upstreamFinished = false; // the upstream's body ended (finished, or its length in)
-    int m_status = 0;
-    qint64 m_latencyNs = 0;
-    qint64 m_handOverNs = 0;      // complete request -> handed to the transport (first attempt)
-    qint64 m_bytesDown = 0;       // upstream body bytes relayed (keep-alive comments excluded)
-    qint64 m_upstreamBytes = 0;   // upstream body bytes read, relayed or aggregated
-    qint64 m_expectedLength = -1; // the upstream's Content-Length (0 for a bodyless answer)
-    QByteArray m_upstreamRequestId;
+    qint64 m_handOverNs = 0;         // complete request -> handed to the transport (first attempt)
+    qint64 m_bytesDown = 0;          // upstream body bytes relayed (keep-alive comments excluded)
+    qint64 m_upstreamBytes = 0;      // upstream body bytes read, relayed or aggregated
+    qint64 m_expectedLength = -1;    // the upstream's Content-Length (0 for a bodyless answer)
     std::unique_ptr<AggregateAnswer> m_aggregate; // while Aggregating
     StreamWatch *m_watch = nullptr;               // child; only when the route sets a stream timer
 };

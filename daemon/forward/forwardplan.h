@@ -13,9 +13,6 @@
 
 namespace slp {
 
-class ExchangeCounter;
-class RouteHealthBoard;
-
 // What a route says about forwarding, compiled once with the route table: every exchange on
 // the route holds the same one, and no request copies a field of it.
 struct RouteForwarding
@@ -44,9 +41,6 @@ struct ForwardPlan
     QByteArray clientRequestId; // the client's own X-Request-Id, as sent (logged quoted), or empty
     QByteArray traceId;         // the 32 hex digits of a valid W3C traceparent, or empty
     QString renamedTo;          // upstream model name when the body was rewritten, else empty
-    bool logRequests = false;
-    ExchangeCounter *exchanges = nullptr; // the daemon's, when it drains on exchanges
-    RouteHealthBoard *health = nullptr;   // the daemon's: each exchange reports its outcome
     // aggregate: true and a non-streaming chat/completions request: the upstream was asked to
     // stream and the SSE is reassembled into the JSON the client asked for.
     enum class Aggregate

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "forward/requestlog.h"
 
+#include "forward/exchangecontext.h"
 #include "forward/forwardplan.h"
 #include "goduration.h"
 #include "observe/logging.h"
@@ -94,7 +95,7 @@ void RequestLog::refused(const QString &detail) const
 
 void RequestLog::completed(int status, qint64 latencyNs, qint64 bytesDown) const
 {
-    if (!m_plan.logRequests)
+    if (!m_context.logRequests)
         return;
     const QString as = m_plan.renamedTo.isEmpty()
                            ? QString()
@@ -112,7 +113,7 @@ void RequestLog::completed(int status, qint64 latencyNs, qint64 bytesDown) const
 void RequestLog::tunnelClosed(qint64 bytesUp, qint64 bytesDown, qint64 openMs, const QString &how,
                               bool clean) const
 {
-    if (clean && !m_plan.logRequests)
+    if (clean && !m_context.logRequests)
         return;
     write(clean ? QtInfoMsg : QtWarningMsg,
           QStringLiteral("tunnel for model %1 %2 after %3 (%4 B up, %5 B down)")
@@ -123,7 +124,7 @@ void RequestLog::tunnelClosed(qint64 bytesUp, qint64 bytesDown, qint64 openMs, c
 
 void RequestLog::clientGone() const
 {
-    if (m_plan.logRequests) {
+    if (m_context.logRequests) {
         write(QtInfoMsg, QStringLiteral("client went away; upstream request for model %1 aborted")
                              .arg(bareForLog(m_plan.route->modelId.toUtf8())));
     }

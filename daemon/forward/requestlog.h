@@ -7,6 +7,7 @@
 
 namespace slp {
 
+struct ExchangeContext;
 struct ForwardPlan;
 
 // The log lines of one forwarded request, each in the one shape operators grep for:
@@ -18,7 +19,10 @@ struct ForwardPlan;
 class RequestLog
 {
 public:
-    explicit RequestLog(const ForwardPlan &plan) : m_plan(plan) {}
+    // With `context`'s log policy (log_requests), read at each line.
+    RequestLog(const ForwardPlan &plan, const ExchangeContext &context)
+        : m_plan(plan), m_context(context)
+    {}
 
     // The upstream answered: its id goes into every later line.
     void setUpstreamId(const QByteArray &id) { m_upstreamId = id; }
@@ -44,6 +48,7 @@ private:
     QString methodAndUrl() const; // POST "http://host:port/v1/...", the URL quoted
 
     const ForwardPlan &m_plan; // the exchange's, which outlives this
+    const ExchangeContext &m_context;
     QByteArray m_upstreamId;
 };
 

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "forward/exchangerecord.h"
 #include "forward/forwardplan.h"
-#include "forward/outcome.h"
-#include "forward/requestlog.h"
 #include "net/splice.h"
 #include "upstream/upstreamtransport.h"
 
@@ -16,7 +15,7 @@
 
 namespace slp {
 
-class MetricsRegistry;
+struct ExchangeContext;
 class ResponseWriter;
 
 // One WebSocket upgrade forwarded to one upstream, then the tunnel it becomes:
@@ -25,9 +24,10 @@ class ResponseWriter;
 //   Dialing --failure, or no head within the route's timeout--> 502, Done
 //   Open --either side ends, idle, or shutdown grace over--> Done (the close log line)
 // The upgrade is counted when its answer is known (slp_requests_total{code="101"} for a
-// tunnel); an open tunnel counts in slp_open_tunnels and keeps a drain waiting, as a request
-// in flight does. Owned by its writer (Qt child) while dialing; once open, by the client's
-// socket, which it deletes when the tunnel ends.
+// tunnel) by its ExchangeRecord, as a forwarded request is; an open tunnel counts in
+// slp_open_tunnels and keeps a drain waiting, as a request in flight does. Owned by its
+// writer (Qt child) while dialing; once open, by the client's socket, which it deletes when
+// the tunnel ends.
 class TunnelExchange : public QObject, private UpgradeCall::Observer
 {
     Q_OBJECT
@@ -35,8 +35,8 @@ public:
     // The size of each direction's buffer: as much as a relay holds for a slow client.
     static constexpr qint64 kBufferBytes = 256 * 1024;
 
-    TunnelExchange(ForwardPlan plan, UpstreamTransport &transport, MetricsRegistry &metrics,
-                   ResponseWriter *writer);
+    // `context`: the worker's, which outlives the exchange.
+    TunnelExchange(ForwardPlan plan, const ExchangeContext &context, ResponseWriter *writer);
     ~TunnelExchange() override;
 
     void start();
@@ -49,21 +49,18 @@ private:
     void onTimeout();
     void onClientGone();
     void onSpliceEnded(Splice::End end);
-    // What any answer to the upgrade does (failures end, latency, the upstream's id): returns
-    // `headers` for the client, with SLP's request id added when the upstream sent none.
+    // What any answer to the upgrade does (the record's head bookkeeping): `headers` for the
+    // client, with SLP's request id added when the upstream sent none.
     HeaderList noteHead(const UpstreamHead &head, HeaderList headers);
-    void record(Ending how);
 
     ForwardPlan m_plan;
     const RouteForwarding &m_route{*m_plan.route};
-    RequestLog m_log{m_plan};
-    UpstreamTransport &m_transport;
-    MetricsRegistry &m_metrics;
+    const ExchangeContext &m_context;
+    ExchangeRecord m_record;
     QPointer<ResponseWriter> m_writer;
     std::unique_ptr<UpgradeCall> m_call; // until it answered
     QTimer m_timeout;
-    QElapsedTimer m_since; // from the request to the 101, then the tunnel's open time
-    Outcome m_outcome;
+    QElapsedTimer m_since;      // from the request to the 101, then the tunnel's open time
     Splice *m_splice = nullptr; // child, while open
     QPointer<QObject> m_clientSocket;
     bool m_timedOut = false;

@@ -26,10 +26,18 @@
 
 namespace slp {
 
-RequestRouter::RequestRouter(std::shared_ptr<const RouteTable> table, UpstreamTransport &transport,
-                             MetricsRegistry &metrics, RouterOptions options)
-    : m_table(std::move(table)), m_transport(transport), m_metrics(metrics), m_options(options)
-{}
+RequestRouter::RequestRouter(std::shared_ptr<const RouteTable> table,
+                             const ExchangeContext &context, RouterOptions options)
+    : m_table(std::move(table)), m_context(context), m_options(options)
+{
+    m_context.logRequests = m_options.logRequests;
+}
+
+void RequestRouter::setOptions(const RouterOptions &options)
+{
+    m_options = options;
+    m_context.logRequests = options.logRequests;
+}
 
 void RequestRouter::refuseUnrouted(ResponseWriter *writer, int status, const QString &message,
                                    const QByteArray &code)
@@ -58,11 +66,11 @@ Catalog RequestRouter::catalogWithHealth() const
     // The table's catalog with each route's passive state and last failure, as every worker's
     // exchanges reported them.
     Catalog catalog = m_table->catalog(m_options.startedAt);
-    if (!m_options.health)
+    if (!m_context.health)
         return catalog;
     for (CatalogEntry &entry : catalog.entries) {
-        entry.state = routeStateName(m_options.health->state(entry.id));
-        entry.lastFailure = m_options.health->lastFailure(entry.id);
+        entry.state = routeStateName(m_context.health->state(entry.id));
+        entry.lastFailure = m_context.health->lastFailure(entry.id);
     }
     return catalog;
 }
@@ -152,8 +160,7 @@ void RequestRouter::forward(InboundRequest &request, ResponseWriter *writer)
     plan.received = received;
 
     // 4. forward.
-    auto *exchange =
-        new ForwardExchange(std::move(plan), m_transport, m_metrics, writer); // owned by writer
+    auto *exchange = new ForwardExchange(std::move(plan), m_context, writer); // owned by writer
     exchange->start();
 }
 
@@ -192,8 +199,7 @@ void RequestRouter::tunnel(InboundRequest &request, ResponseWriter *writer)
     plan.request.headers.append({QByteArrayLiteral("Connection"), QByteArrayLiteral("Upgrade")});
     plan.request.headers.append(
         {QByteArrayLiteral("Upgrade"), headerValue(request.headers, "upgrade")});
-    auto *exchange =
-        new TunnelExchange(std::move(plan), m_transport, m_metrics, writer); // owned by writer
+    auto *exchange = new TunnelExchange(std::move(plan), m_context, writer); // owned by writer
     exchange->start();
 }
 
@@ -202,9 +208,6 @@ ForwardPlan RequestRouter::basePlan(qsizetype index, InboundRequest &request) co
     ForwardPlan plan;
     plan.route = m_table->forwarding(index);
     plan.requestId = newRequestId();
-    plan.logRequests = m_options.logRequests;
-    plan.exchanges = m_options.exchanges;
-    plan.health = m_options.health;
     plan.traceId = traceIdOf(request.headers);
     InboundHeaders headers = prepareUpstreamHeaders(request.headers, request.clientAddress);
     if (headers.hasClientRequestId) {

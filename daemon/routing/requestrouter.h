@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "forward/exchangecontext.h"
 #include "forward/forwardplan.h"
 #include "http/requesthandler.h"
 
@@ -11,23 +12,19 @@
 
 namespace slp {
 
-class ExchangeCounter;
-class RouteHealthBoard;
 struct Catalog;
-class MetricsRegistry;
 class RouteTable;
-class UpstreamTransport;
 class ModelLocation;
 
+// The router's settings that a reload may change (the worker-wide parts are its
+// ExchangeContext).
 struct RouterOptions
 {
     bool logRequests = false;
     // max_body_bytes: the framer refuses larger request bodies; here it bounds the answer an
     // aggregate route reassembles, which is buffered like a request body.
     qint64 maxAnswerBytes = 64ll << 20;
-    qint64 startedAt = 0;                 // unix seconds, the catalog's "created"
-    ExchangeCounter *exchanges = nullptr; // every exchange counts itself here (drain)
-    RouteHealthBoard *health = nullptr;   // every exchange reports its outcome here
+    qint64 startedAt = 0; // unix seconds, the catalog's "created"
 };
 
 // The request path in one screen: SLP's own endpoints, then for a POST under /v1/ read the
@@ -37,13 +34,14 @@ struct RouterOptions
 class RequestRouter : public RequestHandler
 {
 public:
-    RequestRouter(std::shared_ptr<const RouteTable> table, UpstreamTransport &transport,
-                  MetricsRegistry &metrics, RouterOptions options);
+    // `context`: the worker's parts every exchange shares (its logRequests is options').
+    RequestRouter(std::shared_ptr<const RouteTable> table, const ExchangeContext &context,
+                  RouterOptions options);
 
     // A snapshot: the daemon publishes a new one after a reload or a discovery probe, and the
     // requests already under way keep what they copied from the old one.
     void setTable(std::shared_ptr<const RouteTable> table) { m_table = std::move(table); }
-    void setOptions(const RouterOptions &options) { m_options = options; }
+    void setOptions(const RouterOptions &options);
     void handle(InboundRequest request, ResponseWriter *writer) override;
 
 private:
@@ -67,8 +65,8 @@ private:
                      const QByteArray &code = {}, const QString &param = {});
 
     std::shared_ptr<const RouteTable> m_table;
-    UpstreamTransport &m_transport;
-    MetricsRegistry &m_metrics;
+    ExchangeContext m_context; // held here; every exchange refers to it
+    MetricsRegistry &m_metrics{m_context.metrics};
     RouterOptions m_options;
 };
 

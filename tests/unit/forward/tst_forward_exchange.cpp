@@ -7,6 +7,7 @@
 
 #include "connectionpair.h"
 #include "fakeupstream.h"
+#include "forward/exchangecontext.h"
 #include "forward/forwardexchange.h"
 #include "forward/streamwatch.h"
 #include "http/clientconnection.h"
@@ -100,20 +101,23 @@ ForwardPlan defaultPlan()
     return plan(1, std::chrono::seconds(5), QStringLiteral("5s"));
 }
 
-// The exchange for one request, as the router builds it: a Qt child of its writer.
+// The exchange for one request, as the router builds it: a Qt child of its writer, with the
+// worker's context (the fake transport, a registry of its own, log_requests as asked).
 struct Exchange
 {
-    Exchange(Pair &pair, FakeTransport &transport, ForwardPlan p,
-             const ResponseContext &context = {})
+    Exchange(Pair &pair, FakeTransport &transport, ForwardPlan p, const ResponseContext &context,
+             bool logRequests)
+        : exchangeContext{transport, metrics, nullptr, nullptr, logRequests}
     {
         slp::declareSlpMetrics(metrics);
         writer = pair.openWriter(context);
-        exchange = new ForwardExchange(std::move(p), transport, metrics, writer); // child of writer
+        exchange = new ForwardExchange(std::move(p), exchangeContext, writer); // child of writer
         exchange->start();
     }
     // An exchange still running when the test ends goes first: it reports to `metrics`.
     ~Exchange() { delete exchange.data(); }
     MetricsRegistry metrics;
+    slp::ExchangeContext exchangeContext;
     QPointer<ResponseWriter> writer;
     QPointer<ForwardExchange> exchange;
 };
@@ -122,9 +126,9 @@ struct Exchange
 // comes after whatever the test sets up on the connection first.
 struct Rig
 {
-    void start(ForwardPlan p, const ResponseContext &context = {})
+    void start(ForwardPlan p, const ResponseContext &context = {}, bool logRequests = false)
     {
-        ex = std::make_unique<Exchange>(pair, transport, std::move(p), context);
+        ex = std::make_unique<Exchange>(pair, transport, std::move(p), context, logRequests);
     }
     FakeCall *call(int i = 0) const { return transport.call(i); }
 
@@ -1056,9 +1060,8 @@ private Q_SLOTS:
         ForwardPlan p = defaultPlan();
         p.clientRequestId = "c\x01\"x";
         p.traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
-        p.logRequests = true;
         p.request.target = "/v1/chat/completions?a=%2F\x7f";
-        rig.start(std::move(p));
+        rig.start(std::move(p), {}, true);
         FakeCall *call = rig.call();
         QTest::ignoreMessage(QtWarningMsg, kBrokeOffLine);
         call->sendHead(200, kJsonHead + HeaderList{{"X-Request-Id", "up-9\n"}}, 10);
@@ -1072,10 +1075,9 @@ private Q_SLOTS:
         Rig rig;
         ForwardPlan p = defaultPlan();
         p.traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
-        p.logRequests = true;
         p.renamedTo = QStringLiteral("Up\n1");
         p.request.target = "/v1/chat/completions?a=%2F";
-        rig.start(std::move(p));
+        rig.start(std::move(p), {}, true);
         QTest::ignoreMessage(QtInfoMsg, QRegularExpression(kRequestLine));
         rig.call()->sendHead(200, kJsonHead + HeaderList{{"X-Request-Id", "up-3"}}, 2);
         rig.call()->push("{}");

@@ -59,8 +59,8 @@ struct Fixture
     Fixture()
     {
         slp::declareSlpMetrics(metrics);
-        slp::RouterOptions options;
-        router = std::make_unique<RequestRouter>(table(), transport, metrics, options);
+        router = std::make_unique<RequestRouter>(table(), slp::ExchangeContext{transport, metrics},
+                                                 slp::RouterOptions{});
     }
     // Hands one request to the router, as the front does once a request is complete.
     void send(const QByteArray &body, const QByteArray &target = "/v1/chat/completions",
