@@ -25,7 +25,7 @@ ALLOWED = {
     "routing": {"forward", "http", "upstream", "discovery", "body", "config", "observe", "wire"},
     "forward": {"http", "upstream", "aggregate", "net", "observe", "wire"},
     "discovery": {"config", "upstream", "observe", "wire"},
-    "http": {"net", "wire", "observe"},
+    "http": {"body", "net", "wire", "observe"},
     "upstream": {"net", "wire", "observe"},
     "net": {"observe", "wire"},
     "config": set(),

@@ -5,7 +5,7 @@
 #include "app/signalwatcher.h"
 #include "discovery/discoverysupervisor.h"
 #include "observe/logging.h"
-#include "routing/modellocator.h"
+#include "routing/requestrouter.h"
 #include "routing/routetable.h"
 
 #include <QDateTime>
@@ -26,7 +26,7 @@ ConnectionLimits limitsOf(const Config &config)
     limits.maxBufferedBodyBytes = config.maxBufferedBodyBytes;
     limits.headerTimeout = toMs(config.headerTimeout);
     limits.idleTimeout = toMs(config.idleTimeout);
-    limits.watchBody = &ModelLocator::watchFor; // the model scan runs as the body arrives
+    limits.scanModel = &RequestRouter::scanFor; // the model scan runs as the body arrives
     return limits;
 }
 

@@ -238,26 +238,25 @@ void MultipartBodyScanner::verdict()
         s.verdict = V::ModelFile;
         s.error = QStringLiteral("the multipart \"model\" part is a file (it has a filename): "
                                  "send the model id as a plain form field");
-    } else if (size == 0) {
-        s.verdict = V::ModelEmpty;
-        s.error = QStringLiteral("the multipart \"model\" part is empty: name the model to use");
-    } else if (size > maxModelBytes) {
-        s.verdict = V::ModelTooLong;
-        s.error = QStringLiteral("the multipart \"model\" part is %1 bytes: at most %2 allowed")
-                      .arg(size)
-                      .arg(maxModelBytes);
     } else {
-        const qsizetype bad = jsontext::firstInvalidUtf8(reinterpret_cast<const uchar *>(m_p),
-                                                         s.valueBegin, s.valueEnd);
-        if (bad >= 0) {
-            s.verdict = V::ModelNotUtf8;
-            s.error = QStringLiteral("the multipart \"model\" part is not valid UTF-8 (byte %1)")
-                          .arg(bad);
+        const QByteArrayView value(m_p + s.valueBegin, size);
+        ModelIdFault fault = ModelIdFault::None;
+        s.error = modelIdError(value, QStringLiteral("the multipart \"model\" part"), &fault);
+        switch (fault) {
+        case ModelIdFault::None:
+            s.verdict = V::Ok;
+            s.model = QString::fromUtf8(value);
             return;
+        case ModelIdFault::Empty:
+            s.verdict = V::ModelEmpty;
+            break;
+        case ModelIdFault::TooLong:
+            s.verdict = V::ModelTooLong;
+            break;
+        case ModelIdFault::NotUtf8:
+            s.verdict = V::ModelNotUtf8;
+            break;
         }
-        s.verdict = V::Ok;
-        s.model = QString::fromUtf8(m_p + s.valueBegin, size);
-        return;
     }
     s.valueBegin = s.valueEnd = -1;
 }

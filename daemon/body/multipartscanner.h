@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "body/modelid.h"
+
 #include <QByteArray>
 #include <QByteArrayView>
 #include <QString>
@@ -36,7 +38,6 @@ struct MultipartScan
     qsizetype closeEnd = -1; // one past the closing "--boundary--" (Ok only)
 };
 
-inline constexpr qsizetype maxModelBytes = 256;
 inline constexpr qsizetype maxBoundaryBytes = 70; // RFC 2046 section 5.1.1
 
 // Why `boundary` is not a usable RFC 2046 boundary (1..70 bchars, not ending in a space), or

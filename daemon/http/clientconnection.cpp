@@ -124,11 +124,11 @@ bool ClientConnection::readHead()
     // cannot hold the connection forever.
     m_bodyTimer.start(m_limits.idleTimeout);
     if (!m_framer.wantsBodyBytes()) {
-        m_bodyWatch.reset();
+        m_modelScan.reset();
         handToFront();
         return true;
     }
-    m_bodyWatch = m_limits.watchBody ? m_limits.watchBody(m_framer.head()) : nullptr;
+    m_modelScan = m_limits.scanModel ? m_limits.scanModel(m_framer.head()) : nullptr;
     return m_framer.isChunked() || reserveBody(m_framer.bodyRemaining());
 }
 
@@ -155,8 +155,8 @@ bool ClientConnection::readBody()
         }
         m_socket->skip(used);
     }
-    if (m_bodyWatch)
-        m_bodyWatch->arrived(m_framer.bodySoFar());
+    if (m_modelScan)
+        m_modelScan->arrived(m_framer.bodySoFar());
     if (verdict == RequestFramer::Verdict::BodyComplete)
         handToFront();
     return true;
@@ -286,7 +286,7 @@ void ClientConnection::receive(const QByteArray &dispatchedBody, RequestHandler 
         new HeldBody(std::exchange(m_leases, {}), body.size(), writer);
     m_reserved = 0;
     InboundRequest request = handoff.takeRequest();
-    request.bodyWatch = std::move(m_bodyWatch);
+    request.modelScan = std::move(m_modelScan);
     m_responses.dispatch(std::move(request), writer, handler);
     // Qt reads once per read event: a pipelined request already in the buffer would wait
     // for bytes that may never come. Another turn reads it, for SLP's reader and Qt's.

@@ -30,7 +30,7 @@ struct ConnectionLimits
     std::chrono::milliseconds idleTimeout{120000};
     qint64 maxBufferedBodyBytes = 0;  // 0: BodyBudget::defaultLimit()
     BodyBudget *bodyBudget = nullptr; // nullptr: the process's
-    BodyWatchFactory watchBody;       // empty: bodies are only seen whole
+    ModelScanFactory scanModel;       // empty: no body is scanned as it arrives
 };
 
 // Everything SLP keeps per client connection. A request takes this path through it:
@@ -114,8 +114,8 @@ private:
     bool m_awaitingDispatch = false; // handToFront() done, receive() not yet
     bool m_waitingForBudget = false;
     std::vector<std::unique_ptr<BodyBudget::Lease>> m_leases; // the current body's memory
-    std::unique_ptr<BodyWatch> m_bodyWatch; // the current body's, shown every read
-    bool m_largeBodyRefused = false;        // its buffer is freed with the connection: trim then
+    std::unique_ptr<ModelLocator> m_modelScan; // the current body's, shown every read
+    bool m_largeBodyRefused = false;           // its buffer is freed with the connection: trim then
     qint64 m_reserved = 0;
     bool m_rejected = false;
     // A WebSocket upgrade was asked: after its head, the bytes are the tunnel's, never read as

@@ -1,14 +1,23 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include "http/bodywatch.h"
+#include "body/modellocator.h"
 #include "wire/http1.h"
 
 #include <QByteArray>
 
+#include <functional>
+#include <memory>
+
 namespace slp {
 
 class ResponseWriter;
+struct RequestHead;
+
+// Makes the model scan a connection shows a request's body to as it arrives, when the head
+// says the request is routed by its model (the router's endpoint table decides); null for
+// none.
+using ModelScanFactory = std::function<std::unique_ptr<ModelLocator>(const RequestHead &head)>;
 
 // A client request as SLP's own parse framed it, copied out of QtHttpServer's reused request
 // object (docs/QT64.md, "Responses held open").
@@ -22,8 +31,8 @@ struct InboundRequest
     QByteArray body;
     QByteArray clientAddress;
     bool webSocketUpgrade = false; // the head asked for WebSocket (RequestHead's answer)
-    // What watched the body arrive (ConnectionLimits::watchBody), to be asked for its verdict.
-    std::shared_ptr<BodyWatch> bodyWatch;
+    // The model scan that saw the body arrive (ConnectionLimits::scanModel), or null.
+    std::shared_ptr<ModelLocator> modelScan;
 
     // Sets the target and splits it into path and query, once.
     void setTarget(QByteArray raw)

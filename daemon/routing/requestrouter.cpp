@@ -3,7 +3,8 @@
 
 #include "body/bodyedits.h"
 #include "body/bodyscanner.h"
-#include "body/jsontext.h"
+#include "body/modelid.h"
+#include "body/modellocator.h"
 #include "body/multipartscanner.h"
 #include "debugcatalog.h"
 #include "forward/forwardexchange.h"
@@ -11,11 +12,11 @@
 #include "forward/forwardplan.h"
 #include "forward/routehealth.h"
 #include "forward/tunnelexchange.h"
+#include "http/requesthead.h"
 #include "http/responsewriter.h"
 #include "observe/logging.h"
 #include "observe/metrics.h"
 #include "observe/requestid.h"
-#include "routing/modellocator.h"
 #include "routing/routetable.h"
 #include "wire/upgradetarget.h"
 
@@ -75,59 +76,112 @@ Catalog RequestRouter::catalogWithHealth() const
     return catalog;
 }
 
+// One resource SLP answers or routes: a path (exact, or a prefix ending in '/'), a method, and
+// the handler. The first entry whose path matches names the resource; its entries list the
+// methods it takes (a WebSocket upgrade is a GET that asks for one).
+struct RequestRouter::Endpoint
+{
+    QByteArrayView path;
+    bool prefix = false;
+    QByteArrayView method;
+    bool upgrade = false;
+    Handler handler = nullptr;
+};
+
+const RequestRouter::Endpoint *RequestRouter::endpointFor(const QByteArray &method,
+                                                          const QByteArray &path, bool upgrade,
+                                                          QByteArray *allowed)
+{
+    static const Endpoint kEndpoints[] = {
+        {"/healthz", false, "GET", false, &RequestRouter::serveHealth},
+        {"/metrics", false, "GET", false, &RequestRouter::serveMetrics},
+        {"/v1/models", false, "GET", false, &RequestRouter::serveCatalog},
+        {"/v1/models/", false, "GET", false, &RequestRouter::serveCatalog},
+        {"/v1/models/", true, "GET", false, &RequestRouter::serveModel},
+        {"/v1/", true, "GET", true, &RequestRouter::tunnel},
+        {"/v1/", true, "POST", false, &RequestRouter::forward},
+    };
+    const Endpoint *resource = nullptr;
+    for (const Endpoint &e : kEndpoints) {
+        if (e.prefix ? !path.startsWith(e.path) : path != e.path)
+            continue;
+        if (!resource)
+            resource = &e;
+        else if (e.path != resource->path || e.prefix != resource->prefix)
+            break; // the first resource that matches decides
+        if (e.method == method && (!e.upgrade || upgrade))
+            return &e;
+        if (!allowed->isEmpty())
+            *allowed += ", ";
+        *allowed +=
+            e.upgrade ? QByteArrayLiteral("GET (a WebSocket upgrade)") : e.method.toByteArray();
+    }
+    return nullptr;
+}
+
+std::unique_ptr<ModelLocator> RequestRouter::scanFor(const RequestHead &head)
+{
+    QByteArray allowed;
+    const qsizetype question = head.target.indexOf('?');
+    const QByteArray path = question < 0 ? head.target : head.target.left(question);
+    const Endpoint *e = endpointFor(head.method, path, head.webSocketUpgrade, &allowed);
+    if (!e || e->handler != &RequestRouter::forward)
+        return nullptr;
+    return std::make_unique<ModelLocator>(head.headers);
+}
+
 void RequestRouter::handle(InboundRequest request, ResponseWriter *writer)
 {
-    const QByteArray &path = request.path;
-    const QByteArray &query = request.query;
-    const bool get = request.method == "GET";
-
-    if (path == "/healthz") {
-        return get ? writer->respond(200, "text/plain; charset=utf-8", "ok\n", newRequestId())
-                   : answerError(writer, 405, QStringLiteral("/healthz answers GET only"));
-    }
-    if (path == "/metrics") {
-        return get ? writer->respond(200, "text/plain; version=0.0.4; charset=utf-8",
-                                     m_metrics.render(), newRequestId())
-                   : answerError(writer, 405, QStringLiteral("/metrics answers GET only"));
-    }
-    if (path == "/v1/models" || path == "/v1/models/") {
-        if (!get)
-            return answerError(writer, 405, QStringLiteral("/v1/models answers GET only"));
-        const QUrlQuery params(QString::fromUtf8(query));
-        const bool debug =
-            debugRequested(params.hasQueryItem(QStringLiteral("debug")),
-                           params.queryItemValue(QStringLiteral("debug"), QUrl::FullyDecoded));
-        return writer->respond(200, "application/json", catalogToJson(catalogWithHealth(), debug),
-                               newRequestId());
-    }
-    if (path.startsWith("/v1/models/") && get) {
-        const QString id = QUrl::fromPercentEncoding(path.mid(11));
-        const qsizetype index = m_table->find(id);
-        if (index < 0) {
-            return answerError(writer, 404, QStringLiteral("The model `%1` does not exist").arg(id),
-                               "model_not_found", QStringLiteral("model"));
-        }
-        // The object OpenAI's retrieve-model endpoint returns.
-        return writer->respond(
-            200, "application/json",
-            catalogEntryToJson(m_table->catalogEntry(index), m_options.startedAt) + '\n',
-            newRequestId());
-    }
-    if (path.startsWith("/v1/")) {
-        if (request.webSocketUpgrade)
-            return tunnel(request, writer);
-        if (request.method != "POST") {
-            return answerError(
-                writer, 405,
-                QStringLiteral("%1 is not allowed on %2: model requests are POSTs")
-                    .arg(QString::fromLatin1(request.method), QString::fromUtf8(path)));
-        }
-        return forward(request, writer);
+    QByteArray allowed;
+    if (const Endpoint *e =
+            endpointFor(request.method, request.path, request.webSocketUpgrade, &allowed))
+        return (this->*(e->handler))(request, writer);
+    const QString path = QString::fromUtf8(request.path).left(200);
+    if (!allowed.isEmpty()) {
+        return answerError(
+            writer, 405,
+            QStringLiteral("%1 is not allowed on %2: it answers %3")
+                .arg(QString::fromLatin1(request.method), path, QString::fromLatin1(allowed)));
     }
     answerError(writer, 404,
                 QStringLiteral("no such endpoint: %1 (SLP serves POST /v1/..., GET /v1/models, "
                                "/healthz, /metrics)")
-                    .arg(QString::fromUtf8(path).left(200)));
+                    .arg(path));
+}
+
+void RequestRouter::serveHealth(InboundRequest &, ResponseWriter *writer)
+{
+    writer->respond(200, "text/plain; charset=utf-8", "ok\n", newRequestId());
+}
+
+void RequestRouter::serveMetrics(InboundRequest &, ResponseWriter *writer)
+{
+    writer->respond(200, "text/plain; version=0.0.4; charset=utf-8", m_metrics.render(),
+                    newRequestId());
+}
+
+void RequestRouter::serveCatalog(InboundRequest &request, ResponseWriter *writer)
+{
+    const QUrlQuery params(QString::fromUtf8(request.query));
+    const bool debug =
+        debugRequested(params.hasQueryItem(QStringLiteral("debug")),
+                       params.queryItemValue(QStringLiteral("debug"), QUrl::FullyDecoded));
+    writer->respond(200, "application/json", catalogToJson(catalogWithHealth(), debug),
+                    newRequestId());
+}
+
+void RequestRouter::serveModel(InboundRequest &request, ResponseWriter *writer)
+{
+    const QString id = QUrl::fromPercentEncoding(request.path.mid(11));
+    const qsizetype index = m_table->find(id);
+    if (index < 0) {
+        return answerError(writer, 404, QStringLiteral("The model `%1` does not exist").arg(id),
+                           "model_not_found", QStringLiteral("model"));
+    }
+    // The object OpenAI's retrieve-model endpoint returns.
+    writer->respond(200, "application/json",
+                    catalogEntryToJson(m_table->catalogEntry(index), m_options.startedAt) + '\n',
+                    newRequestId());
 }
 
 void RequestRouter::forward(InboundRequest &request, ResponseWriter *writer)
@@ -137,10 +191,10 @@ void RequestRouter::forward(InboundRequest &request, ResponseWriter *writer)
     // max_body_bytes was enforced where the body was read (RequestFramer): a larger one never
     // gets here.
     // 1. read the model id: one pass, no document built; where depends on the media type.
-    // Mostly read already: the connection showed each read to the locator it made.
-    auto *locator = dynamic_cast<ModelLocator *>(request.bodyWatch.get());
-    const ModelLocation scan = locator ? locator->finish(request.body)
-                                       : ModelLocation::locate(request.headers, request.body);
+    // Mostly read already: the connection showed each read to the scan it made (scanFor).
+    const ModelLocation scan = request.modelScan
+                                   ? request.modelScan->finish(request.body)
+                                   : ModelLocation::locate(request.headers, request.body);
     if (scan.status() != 0) {
         return refuseUnrouted(writer, scan.status(), scan.error(),
                               scan.status() == 415 ? "unsupported_media_type"
@@ -175,15 +229,9 @@ void RequestRouter::tunnel(InboundRequest &request, ResponseWriter *writer)
                                      "add ?model=ID to the URL (GET /v1/models lists them)"));
     }
     // The rules of the JSON key and the multipart part.
-    if (model.id.isEmpty())
-        return refuse(QStringLiteral("WebSocket upgrade has an empty model query parameter"));
-    if (model.id.size() > maxModelBytes) {
-        return refuse(
-            QStringLiteral("model query parameter is longer than %1 bytes").arg(maxModelBytes));
-    }
-    if (jsontext::firstInvalidUtf8(reinterpret_cast<const uchar *>(model.id.constData()), 0,
-                                   model.id.size()) >= 0)
-        return refuse(QStringLiteral("model query parameter is not valid UTF-8"));
+    if (const QString bad = modelIdError(model.id, QStringLiteral("the model query parameter"));
+        !bad.isEmpty())
+        return refuse(bad);
     const QString id = QString::fromUtf8(model.id);
     const qsizetype index = m_table->find(id);
     if (index < 0)

@@ -27,10 +27,11 @@ struct RouterOptions
     qint64 startedAt = 0; // unix seconds, the catalog's "created"
 };
 
-// The request path in one screen: SLP's own endpoints, then for a POST under /v1/ read the
-// model id, look it up, rename if the route says so, and hand it to a ForwardExchange; for a
-// WebSocket upgrade under /v1/ the same with the `model` query parameter and a
-// TunnelExchange.
+// The request path in one screen: one lookup in the endpoint table (qBittorrent's
+// registerAPIController, Caddy's route list: path or prefix, method, handler), then the
+// handler. SLP's own endpoints answer from the route table; a request routed by its model has
+// it read, looked up, renamed if the route says so, and handed to a ForwardExchange (a
+// WebSocket upgrade: the `model` query parameter and a TunnelExchange).
 class RequestRouter : public RequestHandler
 {
 public:
@@ -44,10 +45,25 @@ public:
     void setOptions(const RouterOptions &options);
     void handle(InboundRequest request, ResponseWriter *writer) override;
 
+    // The connection's model scan for a request whose head was just read: one for a request
+    // the endpoint table routes by its body's model, none for the others (ModelScanFactory).
+    static std::unique_ptr<ModelLocator> scanFor(const RequestHead &head);
+
 private:
+    using Handler = void (RequestRouter::*)(InboundRequest &request, ResponseWriter *writer);
+    struct Endpoint;
+    static const Endpoint *endpointFor(const QByteArray &method, const QByteArray &path,
+                                       bool upgrade, QByteArray *allowed);
+
+    void serveHealth(InboundRequest &request, ResponseWriter *writer);
+    void serveMetrics(InboundRequest &request, ResponseWriter *writer);
+    void serveCatalog(InboundRequest &request, ResponseWriter *writer);
+    void serveModel(InboundRequest &request, ResponseWriter *writer);
+    // A request routed by its body's model.
     void forward(InboundRequest &request, ResponseWriter *writer);
-    // A WebSocket upgrade under /v1/: routed by its `model` query parameter.
+    // A WebSocket upgrade: routed by its `model` query parameter.
     void tunnel(InboundRequest &request, ResponseWriter *writer);
+
     // What both kinds of request share once the route is known: ids, trace, headers.
     ForwardPlan basePlan(qsizetype index, InboundRequest &request) const;
     Catalog catalogWithHealth() const;

@@ -286,7 +286,7 @@ void TestRealtime::upgradesThatAreNotTunnels_data()
         << QByteArray("/v1/realtime?call_id=rtc_123") << 400 << QByteArray("no model query")
         << false;
     QTest::newRow("empty model") << QByteArray("/v1/realtime?model=") << 400
-                                 << QByteArray("empty model") << false;
+                                 << QByteArray("model query parameter is empty") << false;
     QTest::newRow("model not UTF-8")
         << QByteArray("/v1/realtime?model=%ff") << 400 << QByteArray("not valid UTF-8") << false;
     QTest::newRow("unknown model")

@@ -8,6 +8,7 @@
 #include "connectionpair.h"
 #include "fakeupstream.h"
 #include "forward/forwardexchange.h"
+#include "http/requesthead.h"
 #include "http/responsewriter.h"
 #include "observe/metrics.h"
 #include "routing/requestrouter.h"
@@ -64,10 +65,11 @@ struct Fixture
     }
     // Hands one request to the router, as the front does once a request is complete.
     void send(const QByteArray &body, const QByteArray &target = "/v1/chat/completions",
-              const slp::HeaderList &headers = {{"Host", "slp.test"}})
+              const slp::HeaderList &headers = {{"Host", "slp.test"}},
+              const QByteArray &method = "POST")
     {
         InboundRequest request;
-        request.method = "POST";
+        request.method = method;
         request.setTarget(target);
         request.headers = headers;
         request.body = body;
@@ -242,6 +244,62 @@ private Q_SLOTS:
         f.send(body, target);
         QCOMPARE(f.transport.started(), 1);
         QCOMPARE(f.transport.requests.at(0).body.joined(), body);
+    }
+
+    // The endpoint table: a path names a resource, its entries the methods it takes; a
+    // method it does not take is a 405 that lists them, a path it does not know a 404.
+    void endpointTable_data()
+    {
+        QTest::addColumn<QByteArray>("method");
+        QTest::addColumn<QByteArray>("target");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QByteArray>("says");
+        QTest::newRow("GET /healthz")
+            << QByteArray("GET") << QByteArray("/healthz") << 200 << QByteArray("ok");
+        QTest::newRow("POST /healthz")
+            << QByteArray("POST") << QByteArray("/healthz") << 405 << QByteArray("it answers GET");
+        QTest::newRow("DELETE /metrics") << QByteArray("DELETE") << QByteArray("/metrics") << 405
+                                         << QByteArray("it answers GET");
+        QTest::newRow("PUT /v1/models")
+            << QByteArray("PUT") << QByteArray("/v1/models") << 405 << QByteArray("it answers GET");
+        QTest::newRow("GET /v1/models/pin") << QByteArray("GET") << QByteArray("/v1/models/pin")
+                                            << 200 << QByteArray("\"id\":\"pin\"");
+        QTest::newRow("POST /v1/models/pin") << QByteArray("POST") << QByteArray("/v1/models/pin")
+                                             << 405 << QByteArray("it answers GET");
+        QTest::newRow("GET /v1/chat/completions")
+            << QByteArray("GET") << QByteArray("/v1/chat/completions") << 405
+            << QByteArray("it answers GET (a WebSocket upgrade), POST");
+        QTest::newRow("POST /v2/x")
+            << QByteArray("POST") << QByteArray("/v2/x") << 404 << QByteArray("no such endpoint");
+    }
+    void endpointTable()
+    {
+        QFETCH(QByteArray, method);
+        QFETCH(QByteArray, target);
+        QFETCH(int, status);
+        QFETCH(QByteArray, says);
+        Fixture f;
+        f.send(R"({"model":"pin"})", target, {{"Host", "slp.test"}}, method);
+        QVERIFY(f.pair.receiveResponse());
+        const QByteArray got = f.pair.received();
+        QVERIFY2(got.startsWith("HTTP/1.1 " + QByteArray::number(status) + ' '), got.constData());
+        QVERIFY2(got.contains(says), got.constData());
+        QCOMPARE(f.transport.started(), 0);
+    }
+
+    // The connection scans a body as it arrives only for what the table routes by its model.
+    void scanOnlyWhatIsRoutedByModel()
+    {
+        const auto head = [](const QByteArray &method, const QByteArray &target) {
+            slp::RequestHead h;
+            h.method = method;
+            h.target = target;
+            return h;
+        };
+        QVERIFY(RequestRouter::scanFor(head("POST", "/v1/chat/completions?x=1")));
+        QVERIFY(!RequestRouter::scanFor(head("POST", "/metrics")));
+        QVERIFY(!RequestRouter::scanFor(head("POST", "/v1/models/pin")));
+        QVERIFY(!RequestRouter::scanFor(head("GET", "/v1/models")));
     }
 };
 

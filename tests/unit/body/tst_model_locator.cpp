@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // ModelLocation: the scanner a request gets by its Content-Type, the status and message of each
 // refusal, and a rename that goes through the scanner the body was read with.
-#include "routing/modellocator.h"
+#include "body/modellocator.h"
 
 #include <QtTest>
 

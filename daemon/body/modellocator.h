@@ -2,7 +2,6 @@
 #pragma once
 
 #include "body/bodyedits.h"
-#include "http/bodywatch.h"
 #include "wire/http1.h"
 
 #include <QByteArray>
@@ -55,16 +54,17 @@ private:
 // Finds where the model is while the body arrives: the Content-Type is read once from the
 // head, the scan it names is fed every read (JsonBodyScanner, MultipartBodyScanner), and
 // finish() gives the same ModelLocation as locate() on the whole body, with most of the scan
-// already done.
-class ModelLocator : public BodyWatch
+// already done. A client connection holds one for each request the router routes by its
+// model and shows it every read; the request then carries it to the router.
+class ModelLocator
 {
 public:
     explicit ModelLocator(const HeaderList &headers);
-    // The watch a connection makes for a request with a body: a locator for what may be
-    // routed (a target under /v1/), none for SLP's own endpoints.
-    static std::unique_ptr<BodyWatch> watchFor(const RequestHead &head);
+    virtual ~ModelLocator() = default; // tests record what a connection shows it
 
-    void arrived(QByteArrayView soFar) override;
+    // `soFar` is every body byte read so far, in the request's one buffer (its address may
+    // change between calls while a chunked body grows): the scanners keep offsets.
+    virtual void arrived(QByteArrayView soFar);
     ModelLocation finish(const QByteArray &body);
 
 private:

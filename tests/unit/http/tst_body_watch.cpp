@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The body watch between a client connection and the router: a request whose body arrives in
-// several reads is shown to its watch after each one (every byte so far, growing), the
-// request handed to the handler carries that watch, and a ModelLocator fed so finishes with
-// the model the one-shot scan finds. Requests outside /v1/ and bodiless ones get no watch.
+// The model scan between a client connection and the router: a request whose body arrives in
+// several reads is shown to its scan after each one (every byte so far, growing), the request
+// handed to the handler carries that scan, typed, and a ModelLocator fed so finishes with the
+// model the one-shot scan finds. Requests the factory gives no scan (here, as the router's
+// table says, outside /v1/) and bodiless ones get none.
+#include "body/modellocator.h"
 #include "http/clientlistener.h"
 #include "http/connectionbudget.h"
 #include "http/httpfront.h"
 #include "http/requesthandler.h"
 #include "http/responsewriter.h"
-#include "routing/modellocator.h"
 
 #include <QTcpSocket>
 #include <QTest>
@@ -21,22 +22,17 @@ namespace {
 
 constexpr int kWaitMs = 5000;
 
-// Records every arrival; delegates to a real locator when there is one.
-class RecordingWatch : public BodyWatch
+// A real locator that records every arrival it is shown.
+class RecordingLocator : public ModelLocator
 {
 public:
-    explicit RecordingWatch(std::unique_ptr<BodyWatch> inner) : m_inner(std::move(inner)) {}
+    using ModelLocator::ModelLocator;
     void arrived(QByteArrayView soFar) override
     {
         sizes.append(soFar.size());
-        if (m_inner)
-            m_inner->arrived(soFar);
+        ModelLocator::arrived(soFar);
     }
-    BodyWatch *inner() const { return m_inner.get(); }
     QList<qsizetype> sizes;
-
-private:
-    std::unique_ptr<BodyWatch> m_inner;
 };
 
 class RecordingHandler : public RequestHandler
@@ -73,7 +69,7 @@ private:
     std::unique_ptr<HttpFront> m_front;
     std::unique_ptr<ClientListener> m_listener;
     std::unique_ptr<QTcpSocket> m_client;
-    QList<RecordingWatch *> m_watches; // owned by the connection, then by the requests
+    QList<RecordingLocator *> m_watches; // owned by the connection, then by the requests
 };
 
 void TestBodyWatch::init()
@@ -81,13 +77,12 @@ void TestBodyWatch::init()
     m_watches.clear();
     m_handler.requests.clear();
     ConnectionLimits limits;
-    limits.watchBody = [this](const RequestHead &head) -> std::unique_ptr<BodyWatch> {
-        std::unique_ptr<BodyWatch> locator = ModelLocator::watchFor(head);
-        if (!locator)
+    limits.scanModel = [this](const RequestHead &head) -> std::unique_ptr<ModelLocator> {
+        if (!head.target.startsWith("/v1/"))
             return nullptr;
-        auto watch = std::make_unique<RecordingWatch>(std::move(locator));
-        m_watches.append(watch.get());
-        return watch;
+        auto scan = std::make_unique<RecordingLocator>(head.headers);
+        m_watches.append(scan.get());
+        return scan;
     };
     m_budget = std::make_unique<ConnectionBudget>(16);
     m_front = std::make_unique<HttpFront>(m_handler);
@@ -139,10 +134,8 @@ void TestBodyWatch::watchSeesEveryReadAndTravelsWithTheRequest()
     QCOMPARE(sizes.back(), body.size());
 
     InboundRequest &request = m_handler.requests.front();
-    QCOMPARE(request.bodyWatch.get(), static_cast<BodyWatch *>(m_watches.front()));
-    auto *locator = dynamic_cast<ModelLocator *>(m_watches.front()->inner());
-    QVERIFY(locator);
-    const ModelLocation where = locator->finish(request.body);
+    QCOMPARE(request.modelScan.get(), static_cast<ModelLocator *>(m_watches.front()));
+    const ModelLocation where = request.modelScan->finish(request.body);
     QCOMPARE(where.status(), 0);
     QCOMPARE(where.model(), QStringLiteral("deepseek-r1"));
     QCOMPARE(where.json().valueBegin, body.indexOf("\"deepseek-r1\""));
@@ -157,9 +150,8 @@ void TestBodyWatch::chunkedBodyIsWatchedToo()
     QCOMPARE(m_watches.size(), 1);
     QVERIFY(m_watches.front()->sizes.size() >= 2);
     QCOMPARE(m_watches.front()->sizes.back(), 14);
-    auto *locator = dynamic_cast<ModelLocator *>(m_watches.front()->inner());
-    QVERIFY(locator);
-    QCOMPARE(locator->finish(m_handler.requests.front().body).model(), QStringLiteral("e5"));
+    const InboundRequest &request = m_handler.requests.front();
+    QCOMPARE(request.modelScan->finish(request.body).model(), QStringLiteral("e5"));
 }
 
 void TestBodyWatch::noWatchOutsideV1OrWithoutBody()
@@ -168,8 +160,8 @@ void TestBodyWatch::noWatchOutsideV1OrWithoutBody()
           "GET /v1/models HTTP/1.1\r\nHost: t\r\n\r\n"});
     QVERIFY(waitForRequests(2));
     QVERIFY(m_watches.isEmpty());
-    QVERIFY(!m_handler.requests.at(0).bodyWatch);
-    QVERIFY(!m_handler.requests.at(1).bodyWatch);
+    QVERIFY(!m_handler.requests.at(0).modelScan);
+    QVERIFY(!m_handler.requests.at(1).modelScan);
 }
 
 QTEST_GUILESS_MAIN(TestBodyWatch)

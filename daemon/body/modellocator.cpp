@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "routing/modellocator.h"
+#include "body/modellocator.h"
 
-#include "http/requesthead.h"
+#include "body/modelid.h"
 #include "wire/mediatype.h"
 
 namespace slp {
@@ -56,13 +56,6 @@ ModelLocator::ModelLocator(const HeaderList &headers)
         m_multipart.emplace(m_where.m_boundary);
 }
 
-std::unique_ptr<BodyWatch> ModelLocator::watchFor(const RequestHead &head)
-{
-    if (!head.target.startsWith("/v1/"))
-        return nullptr;
-    return std::make_unique<ModelLocator>(head.headers);
-}
-
 void ModelLocator::arrived(QByteArrayView soFar)
 {
     if (m_where.m_kind == ModelLocation::Kind::Json)
@@ -79,6 +72,9 @@ ModelLocation ModelLocator::finish(const QByteArray &body)
         const BodyScan::Verdict verdict = where.m_json.verdict;
         if (verdict == BodyScan::Verdict::Ok) {
             where.m_model = where.m_json.model;
+            where.m_error = modelIdError(where.m_model.toUtf8(), QStringLiteral("\"model\""));
+            if (!where.m_error.isEmpty())
+                where.m_status = 400;
         } else if (m_form && (verdict == BodyScan::Verdict::NotJson ||
                               verdict == BodyScan::Verdict::NotObject)) {
             where.m_status = 415;
