@@ -18,16 +18,17 @@ std::chrono::milliseconds toMs(Nanoseconds d)
     return std::chrono::duration_cast<std::chrono::milliseconds>(d);
 }
 
-ConnectionLimits limitsOf(const Config &config)
+// `bodies` is the daemon's: every worker's connections take from the one budget.
+ConnectionSettings connectionSettingsOf(const Config &config, BodyBudget *bodies)
 {
-    ConnectionLimits limits;
-    limits.head.maxHeaderBytes = config.maxHeaderBytes;
-    limits.head.maxBodyBytes = config.maxBodyBytes;
-    limits.maxBufferedBodyBytes = config.maxBufferedBodyBytes;
-    limits.headerTimeout = toMs(config.headerTimeout);
-    limits.idleTimeout = toMs(config.idleTimeout);
-    limits.scanModel = &RequestRouter::scanFor; // the model scan runs as the body arrives
-    return limits;
+    ConnectionSettings settings;
+    settings.head.maxHeaderBytes = config.maxHeaderBytes;
+    settings.head.maxBodyBytes = config.maxBodyBytes;
+    settings.headerTimeout = toMs(config.headerTimeout);
+    settings.idleTimeout = toMs(config.idleTimeout);
+    settings.bodies = bodies;
+    settings.scanModel = &RequestRouter::scanFor; // the model scan runs as the body arrives
+    return settings;
 }
 
 // One worker's share of a per-process limit, never below one.
@@ -46,6 +47,8 @@ Daemon::Daemon(Config config, QString configPath, ConfigLoader loader, QObject *
                 [this] { return !m_drain.isRunning() && !m_reload.isRunning(); })
 {
     declareSlpMetrics(m_metrics);
+    m_bodies.setMetrics(&m_metrics);
+    applyBodyLimit();
     m_table = std::make_unique<RouteTable>(m_config);
     m_signals = new SignalWatcher(this);
     connect(m_signals, &SignalWatcher::terminateRequested, this, &Daemon::beginShutdown);
@@ -65,14 +68,20 @@ Daemon::~Daemon()
     qDeleteAll(std::exchange(m_supervisors, {}));
 }
 
-WorkerSettings Daemon::workerSettings() const
+void Daemon::applyBodyLimit()
+{
+    m_bodies.setLimit(m_config.maxBufferedBodyBytes > 0 ? m_config.maxBufferedBodyBytes
+                                                        : BodyBudget::defaultLimit());
+}
+
+WorkerSettings Daemon::workerSettings()
 {
     WorkerSettings settings;
     const int workers = m_config.workers;
     settings.transport = m_config.upstreamTransport;
     // Each worker has pools of its own: the per-origin limit is split between them.
     settings.maxUpstreamConnections = shareOf(m_config.maxUpstreamConnections, workers);
-    settings.limits = limitsOf(m_config);
+    settings.connections = connectionSettingsOf(m_config, &m_bodies);
     settings.options.logRequests = m_config.logRequests;
     settings.options.maxAnswerBytes = m_config.maxBodyBytes;
     settings.options.startedAt = m_startedAt;
@@ -201,6 +210,7 @@ void Daemon::applyReload()
     m_config = std::move(next);
     m_table = std::move(table);
     publishTable();
+    applyBodyLimit();
     m_pool.applySettings(workerSettings());
     for (const qsizetype index : std::as_const(plan.newSupervisors))
         startSupervisor(index);

@@ -8,6 +8,7 @@
 #include "config/config.h"
 #include "forward/exchangecounter.h"
 #include "forward/routehealth.h"
+#include "http/bodybudget.h"
 #include "http/connectionbudget.h"
 #include "observe/metrics.h"
 #include "upstream/socket/sockettransport.h"
@@ -62,7 +63,9 @@ private:
     void refreshModelInfo();
     // Hands every worker a copy of the table as it is now (after a reload or a probe).
     void publishTable();
-    WorkerSettings workerSettings() const;
+    WorkerSettings workerSettings();
+    // max_buffered_body_bytes (or the machine's default) on the one budget.
+    void applyBodyLimit();
 
     Config m_config;
     ConfigLoader m_loader;
@@ -70,6 +73,7 @@ private:
     MetricsRegistry m_metrics;
     // What the workers share (WorkerShared), each thread-safe; all outlive every worker.
     ConnectionBudget m_connections;        // max_connections
+    BodyBudget m_bodies;                   // max_buffered_body_bytes
     ExchangeCounter m_exchanges;           // what a drain waits for
     RouteHealthBoard m_health{&m_metrics}; // every route's passive state
     std::unique_ptr<RouteTable> m_table;   // discovery writes here; workers get copies

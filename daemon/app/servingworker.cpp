@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/servingworker.h"
 
-#include "http/bodybudget.h"
 #include "http/clientlistener.h"
 #include "http/httpfront.h"
 #include "net/sharedport.h"
@@ -20,10 +19,7 @@ namespace slp {
 ServingWorker::ServingWorker(int index, WorkerSettings settings,
                              std::shared_ptr<const RouteTable> table, const WorkerShared &shared)
     : m_index(index), m_settings(std::move(settings)), m_table(std::move(table)), m_shared(shared)
-{
-    // The process's one body budget reports into the one registry (every worker says so).
-    BodyBudget::process().setMetrics(&m_metrics);
-}
+{}
 
 ServingWorker::~ServingWorker()
 {
@@ -47,6 +43,9 @@ bool ServingWorker::start(const ListenAddress &address, bool sharePort, const QL
                                   m_settings.options.logRequests};
     m_router = std::make_unique<RequestRouter>(m_table, context, m_settings.options);
     m_front = new HttpFront(*m_router, this);
+#ifdef SLP_MEASURE_WITHOUT_QT_HOP
+    m_settings.connections.handlerWithoutQt = m_router.get();
+#endif
     if (sockets.isEmpty()) {
         ClientListener *listener = listenOn(address, sharePort, error);
         if (!listener)
@@ -66,7 +65,7 @@ bool ServingWorker::start(const ListenAddress &address, bool sharePort, const QL
 ClientListener *ServingWorker::listenOn(const ListenAddress &address, bool sharePort,
                                         QString *error)
 {
-    auto *listener = new ClientListener(m_settings.limits, &m_shared.connections, this);
+    auto *listener = new ClientListener(m_settings.connections, &m_shared.connections, this);
     bool listening = false;
     if (sharePort) {
         const int fd = openSharedListenSocket(address.host, address.port, kListenBacklog, error);
@@ -93,7 +92,7 @@ ClientListener *ServingWorker::adopt(int socket, QString *error)
     // A duplicate per worker: every worker's loop polls the one kernel socket and whichever
     // accepts first takes the connection (the rest see EAGAIN, which QTcpServer ignores).
     const int fd = ::fcntl(socket, F_DUPFD_CLOEXEC, 3);
-    auto *listener = new ClientListener(m_settings.limits, &m_shared.connections, this);
+    auto *listener = new ClientListener(m_settings.connections, &m_shared.connections, this);
     if (fd < 0 || !listener->setSocketDescriptor(fd)) {
         *error = fd < 0 ? QStringLiteral("dup: %1").arg(QString::fromLocal8Bit(strerror(errno)))
                         : listener->errorString();
@@ -147,13 +146,16 @@ void ServingWorker::setTable(std::shared_ptr<const RouteTable> table)
 
 void ServingWorker::applySettings(const WorkerSettings &settings)
 {
-    m_settings.limits = settings.limits;
+    m_settings.connections = settings.connections;
+#ifdef SLP_MEASURE_WITHOUT_QT_HOP
+    m_settings.connections.handlerWithoutQt = m_router.get();
+#endif
     m_settings.options = settings.options;
     if (m_router)
         m_router->setOptions(m_settings.options);
     for (const QPointer<ClientListener> &listener : std::as_const(m_listeners))
         if (listener)
-            listener->setLimits(m_settings.limits);
+            listener->setSettings(m_settings.connections);
 }
 
 void ServingWorker::stopAccepting()

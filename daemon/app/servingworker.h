@@ -38,7 +38,7 @@ struct WorkerSettings
 {
     QString transport = QStringLiteral("socket"); // socket | qnam
     int maxUpstreamConnections = 1024;            // this worker's share, per origin
-    ConnectionLimits limits;
+    ConnectionSettings connections;               // its body budget is the daemon's
     RouterOptions options;
 };
 

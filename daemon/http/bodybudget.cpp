@@ -15,12 +15,6 @@ namespace slp {
 BodyBudget::BodyBudget(qint64 limit) : m_limit(limit)
 {}
 
-BodyBudget &BodyBudget::process()
-{
-    static BodyBudget budget;
-    return budget;
-}
-
 qint64 BodyBudget::defaultLimit()
 {
     constexpr qint64 kOneGiB = 1ll << 30;

@@ -38,8 +38,6 @@ public:
 
     explicit BodyBudget(qint64 limit = defaultLimit());
 
-    // The process's budget, for the connections of every worker.
-    static BodyBudget &process();
     // 1 GiB, or a quarter of the machine's memory where that is less.
     static qint64 defaultLimit();
 

@@ -1,41 +1,38 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "http/clientconnection.h"
 
-#include "http/inboundhandoff.h"
-
 #include "net/sockethandover.h"
 
 #include <QTcpSocket>
 
 namespace slp {
 
-namespace {
-
-// A dispatched request's body memory, held until its response is done (a Qt child of the
-// response's writer): then the budget gets its bytes back, and a large body's freed pages go
-// back to the system.
-class HeldBody : public QObject
+FramedRequest FramedRequest::fromHead(const RequestHead &head, const QHostAddress &peer)
 {
-public:
-    HeldBody(std::vector<std::unique_ptr<BodyBudget::Lease>> leases, qint64 bytes, QObject *parent)
-        : QObject(parent), m_leases(std::move(leases)), m_bytes(bytes)
-    {}
-    ~HeldBody() override
-    {
-        if (m_bytes >= BodyBudget::kLargeBody)
-            BodyBudget::returnFreedMemorySoon();
-    }
+    FramedRequest framed;
+    InboundRequest &r = framed.request;
+    r.method = head.method;
+    r.setTarget(head.target);
+    r.headers = head.headers;
+    r.clientAddress = clientAddress(peer);
+    r.webSocketUpgrade = head.webSocketUpgrade;
+    // After an upgrade request the connection is a tunnel or nothing: an answer closes it.
+    framed.response.keepAlive = head.keepAlive && !head.webSocketUpgrade;
+    framed.response.versionMinor = head.versionMinor;
+    framed.response.headRequest = head.method == "HEAD";
+    return framed;
+}
 
-private:
-    std::vector<std::unique_ptr<BodyBudget::Lease>> m_leases;
-    qint64 m_bytes;
-};
+QByteArray FramedRequest::clientAddress(const QHostAddress &peer)
+{
+    bool mapped = false;
+    const quint32 v4 = peer.toIPv4Address(&mapped);
+    return (mapped ? QHostAddress(v4) : peer).toString().toLatin1();
+}
 
-} // namespace
-
-ClientConnection::ClientConnection(QTcpSocket *socket, const ConnectionLimits &limits)
-    : QObject(socket), m_socket(socket), m_limits(limits), m_responses(socket),
-      m_framer(limits.head)
+ClientConnection::ClientConnection(QTcpSocket *socket, const ConnectionSettings &settings)
+    : QObject(socket), m_socket(socket), m_settings(settings), m_responses(socket),
+      m_framer(settings.head), m_body(*settings.bodies, this, [this] { onMemoryGranted(); })
 {
     m_headerTimer.setSingleShot(true);
     m_idleTimer.setSingleShot(true);
@@ -52,22 +49,10 @@ ClientConnection::ClientConnection(QTcpSocket *socket, const ConnectionLimits &l
     connect(socket, &QTcpSocket::readyRead, this, &ClientConnection::onReadyRead);
     connect(socket, &QTcpSocket::disconnected, this, &ClientConnection::onDisconnected);
     // A connection that never sends a byte gets the header timeout, not the idle timeout.
-    m_headerTimer.start(m_limits.headerTimeout);
+    m_headerTimer.start(m_settings.headerTimeout);
 }
 
-ClientConnection::~ClientConnection()
-{
-    budget().cancel(this);
-    // A large body cut short (the client left mid-upload, or it was refused) frees its pages
-    // here, not through a HeldBody: they go back to the system the same way.
-    if (m_reserved >= BodyBudget::kLargeBody || m_largeBodyRefused)
-        BodyBudget::returnFreedMemorySoon();
-}
-
-BodyBudget &ClientConnection::budget() const
-{
-    return m_limits.bodyBudget ? *m_limits.bodyBudget : BodyBudget::process();
-}
+ClientConnection::~ClientConnection() = default;
 
 ClientConnection *ClientConnection::of(QTcpSocket *socket)
 {
@@ -80,23 +65,25 @@ void ClientConnection::onReadyRead()
     if (!m_socket)
         return;
     m_idleTimer.stop();
-    if (m_rejected || m_responses.isClosing()) {
+    if (m_stage == Stage::Rejected || m_responses.isClosing()) {
         m_socket->readAll(); // nothing more is read from a connection being closed
         return;
     }
-    if (m_tunneled)
-        return;
-    if (m_waitingForBudget || (m_upgradeAsked && !m_awaitingDispatch)) {
-        hideUnread();
-        return;
-    }
+    if (m_stage == Stage::WaitingForMemory || m_stage == Stage::Upgrading)
+        return hideUnread();
+    if (m_stage != Stage::Head && m_stage != Stage::Body)
+        return; // Dispatching (Qt's turn) or Tunneled
     // QtHttpServer's reader ran after ours on the last read and found nothing: it left an
     // empty transaction open, which would keep every byte read from now on for a rollback.
-    if (!m_awaitingDispatch && m_socket->isTransactionStarted())
+    if (m_socket->isTransactionStarted())
         m_socket->commitTransaction();
-    while (!m_awaitingDispatch && m_socket->bytesAvailable() > 0)
-        if (!(m_framer.inHead() ? readHead() : readBody()))
+    while ((m_stage == Stage::Head || m_stage == Stage::Body) && m_socket->bytesAvailable() > 0)
+        if (!(m_stage == Stage::Head ? readHead() : readBody()))
             return;
+#ifdef SLP_MEASURE_WITHOUT_QT_HOP
+    if (m_stage == Stage::Dispatching && m_settings.handlerWithoutQt)
+        dispatch(*m_settings.handlerWithoutQt);
+#endif
 }
 
 bool ClientConnection::readHead()
@@ -114,22 +101,32 @@ bool ClientConnection::readHead()
     m_socket->skip(headBytes);
     if (verdict == RequestFramer::Verdict::NeedMore) {
         if (!m_headerTimer.isActive())
-            m_headerTimer.start(m_limits.headerTimeout); // from the head's first byte
+            m_headerTimer.start(m_settings.headerTimeout); // from the head's first byte
         return true;
     }
+    return headDone(available, headBytes);
+}
+
+bool ClientConnection::headDone(qint64 available, qsizetype headBytes)
+{
     m_headerTimer.stop();
-    m_upgradeAsked = m_framer.head().webSocketUpgrade;
-    answerExpect(available, headBytes);
+    const RequestHead &head = m_framer.head();
+    m_request = FramedRequest::fromHead(head, m_socket->peerAddress());
+    // QtHttpServer ignores Expect: clients such as curl would wait a second before the body.
+    // Queued as a response: it must never land inside an earlier one still being written.
+    if (head.expectContinue && (head.chunked || head.contentLength > 0) && available == headBytes)
+        openWriter({})->writeContinue();
     // The body's deadline runs from the end of the head, not from each read: a trickle
     // cannot hold the connection forever.
-    m_bodyTimer.start(m_limits.idleTimeout);
+    m_bodyTimer.start(m_settings.idleTimeout);
     if (!m_framer.wantsBodyBytes()) {
-        m_modelScan.reset();
-        handToFront();
+        passThroughQt();
         return true;
     }
-    m_modelScan = m_limits.scanModel ? m_limits.scanModel(m_framer.head()) : nullptr;
-    return m_framer.isChunked() || reserveBody(m_framer.bodyRemaining());
+    m_stage = Stage::Body;
+    if (m_settings.scanModel)
+        m_request.request.modelScan = m_settings.scanModel(head);
+    return m_framer.isChunked() || reserved(m_body.reserve(m_framer.bodyRemaining()));
 }
 
 bool ClientConnection::readBody()
@@ -145,7 +142,7 @@ bool ClientConnection::readBody()
     } else {
         const QByteArray bytes =
             m_socket->peek(std::min<qint64>(m_socket->bytesAvailable(), kChunkedReadBytes));
-        if (!reserveChunkedRoom(bytes.size()))
+        if (!reserved(m_body.reserveChunked(m_framer.decodedBytes(), bytes.size())))
             return false;
         qsizetype used = 0;
         verdict = m_framer.feedBody(bytes, &used);
@@ -155,70 +152,80 @@ bool ClientConnection::readBody()
         }
         m_socket->skip(used);
     }
-    if (m_modelScan)
-        m_modelScan->arrived(m_framer.bodySoFar());
+    if (m_request.request.modelScan)
+        m_request.request.modelScan->arrived(m_framer.bodySoFar());
     if (verdict == RequestFramer::Verdict::BodyComplete)
-        handToFront();
+        passThroughQt();
     return true;
 }
 
-void ClientConnection::handToFront()
+void ClientConnection::passThroughQt()
 {
-    // QtHttpServer dispatches every request, but never reads one: SLP took the head and the
-    // body off the socket itself, and puts back a head of its own that Qt parses at once
-    // (its reader runs right after this one, on the same read) and dispatches to
-    // receive(), with no body. docs/QT64.md, "SLP reads, Qt dispatches".
+    // The Qt hop. QtHttpServer stays SLP's front, and it dispatches every request, but never
+    // reads one: SLP took the head and the body off the socket itself and puts back a head of
+    // its own, which Qt parses at once (its reader runs right after this one, on the same
+    // read) and dispatches to dispatch(). docs/QT64.md, "SLP reads, Qt dispatches"; what the
+    // hop costs per request is measured in docs/DECISIONS.md, "QtHttpServer stays the front".
     static const QByteArray kDispatch = QByteArrayLiteral("GET / HTTP/1.1\r\nHost: slp\r\n\r\n");
-    m_awaitingDispatch = true;
+    m_request.request.body = m_framer.takeBody();
+    m_stage = Stage::Dispatching;
+#ifdef SLP_MEASURE_WITHOUT_QT_HOP
+    if (m_settings.handlerWithoutQt)
+        return; // onReadyRead() dispatches it once the read loop stops
+#endif
     for (auto it = kDispatch.crbegin(); it != kDispatch.crend(); ++it)
         m_socket->ungetChar(*it);
 }
 
-bool ClientConnection::reserveBody(qint64 bytes)
+void ClientConnection::dispatch(RequestHandler &handler)
 {
-    const qint64 limit = budget().limit();
-    if (m_reserved + bytes > limit) {
-        // It could never fit, however long it waited.
-        const qint64 size = m_framer.isChunked() ? m_framer.decodedBytes() : bytes;
-        rejectWith(413, QByteArray(m_framer.isChunked() ? "chunked request body grew past "
-                                                        : "request body of ") +
-                            QByteArray::number(size) +
-                            " bytes is larger than "
-                            "max_buffered_body_bytes (" +
-                            QByteArray::number(limit) + " bytes)");
-        return false;
-    }
-    auto lease = budget().tryAcquire(
-        bytes, this, [this](std::unique_ptr<BodyBudget::Lease> l) { resumeWith(std::move(l)); });
-    if (!lease) {
-        waitForBudget();
-        return false;
-    }
-    m_reserved += lease->bytes();
-    m_leases.push_back(std::move(lease));
-    return true;
+    if (m_stage != Stage::Dispatching || m_responses.isClosingAfterResponse())
+        return; // answered with an error, or after a request that closes: never handled
+    m_bodyTimer.stop();
+    m_framer.reset();
+    FramedRequest framed = std::exchange(m_request, {});
+    m_stage = framed.request.webSocketUpgrade ? Stage::Upgrading : Stage::Head;
+    ResponseWriter *writer = openWriter(framed.response);
+    m_body.handOver(writer, framed.request.body.size());
+    m_responses.dispatch(std::move(framed.request), writer, handler);
+    // Qt reads once per read event: a pipelined request already in the buffer would wait
+    // for bytes that may never come. Another turn reads it, for SLP's reader and Qt's.
+    if (m_socket && m_socket->bytesAvailable() > 0)
+        QMetaObject::invokeMethod(m_socket.data(), &QIODevice::readyRead, Qt::QueuedConnection);
 }
 
-bool ClientConnection::reserveChunkedRoom(qint64 incoming)
+bool ClientConnection::reserved(BodyReservation::Answer answer)
 {
-    // A chunked body's size is unknown until its end: it holds room for what it decoded so
-    // far and what this read may add, and asks for more by doubling, as its buffer grows,
-    // never past the budget's limit.
-    const qint64 needed = m_framer.decodedBytes() + incoming;
-    if (needed <= m_reserved)
+    switch (answer) {
+    case BodyReservation::Answer::Granted:
         return true;
-    const qint64 room = budget().limit() - m_reserved;
-    const qint64 step = std::max({needed - m_reserved, m_reserved, qint64(64 * 1024)});
-    return reserveBody(needed - m_reserved > room ? needed - m_reserved : std::min(step, room));
+    case BodyReservation::Answer::Waiting:
+        // The connection stops reading: Qt takes at most kPausedReadBuffer more from the
+        // kernel, and TCP holds the client back. The body timer still runs (a 408 at its end).
+        m_stage = Stage::WaitingForMemory;
+        m_socket->setReadBufferSize(kPausedReadBuffer);
+        hideUnread();
+        return false;
+    case BodyReservation::Answer::TooLarge:
+        break;
+    }
+    // It could never fit, however long it waited.
+    const bool chunked = m_framer.isChunked();
+    rejectWith(
+        413, QByteArray(chunked ? "chunked request body grew past " : "request body of ") +
+                 QByteArray::number(chunked ? m_framer.decodedBytes() : m_framer.bodyRemaining()) +
+                 " bytes is larger than max_buffered_body_bytes (" +
+                 QByteArray::number(m_body.limit()) + " bytes)");
+    return false;
 }
 
-void ClientConnection::waitForBudget()
+void ClientConnection::onMemoryGranted()
 {
-    // The connection stops reading: Qt takes at most kPausedReadBuffer more from the kernel,
-    // and TCP holds the client back. The body timer still runs (a 408 at its end).
-    m_waitingForBudget = true;
-    m_socket->setReadBufferSize(kPausedReadBuffer);
-    hideUnread();
+    if (m_stage != Stage::WaitingForMemory || !m_socket)
+        return;
+    m_stage = Stage::Body;
+    readAgain();
+    Q_EMIT m_socket->readyRead(); // the held bytes, for SLP's reader and then Qt's
 }
 
 void ClientConnection::hideUnread()
@@ -230,79 +237,11 @@ void ClientConnection::hideUnread()
     m_socket->skip(m_socket->bytesAvailable());
 }
 
-void ClientConnection::resumeWith(std::unique_ptr<BodyBudget::Lease> lease)
+void ClientConnection::readAgain()
 {
-    if (!m_waitingForBudget || !m_socket)
-        return; // refused meanwhile: the lease goes back
-    m_reserved += lease->bytes();
-    m_leases.push_back(std::move(lease));
-    stopWaitingForBudget();
-    Q_EMIT m_socket->readyRead(); // the held bytes, for SLP's reader and then Qt's
-}
-
-void ClientConnection::stopWaitingForBudget()
-{
-    if (!m_waitingForBudget)
-        return;
-    m_waitingForBudget = false;
-    budget().cancel(this);
-    if (!m_socket)
-        return;
     if (m_socket->isTransactionStarted())
         m_socket->rollbackTransaction();
     m_socket->setReadBufferSize(0);
-}
-
-void ClientConnection::answerExpect(qint64 available, qsizetype headBytes)
-{
-    // QtHttpServer ignores Expect: clients such as curl would wait a second before the body.
-    const RequestHead &head = m_framer.head();
-    const bool hasBody = head.chunked || head.contentLength > 0;
-    if (head.expectContinue && hasBody && !m_continueSent && available == headBytes) {
-        m_continueSent = true;
-        // Queued: it must never land inside an earlier response still being written.
-        openWriter({})->writeContinue();
-    }
-}
-
-void ClientConnection::receive(const QByteArray &dispatchedBody, RequestHandler &handler)
-{
-    if (m_rejected || m_responses.isClosingAfterResponse())
-        return; // answered with an error, or after a request that closes: never handled
-    if (!m_awaitingDispatch || !dispatchedBody.isEmpty()) {
-        // Qt dispatched bytes SLP did not hand it: its framing and SLP's disagree.
-        rejectWith(400, "request framing could not be confirmed");
-        return;
-    }
-    m_awaitingDispatch = false;
-    QByteArray body = m_framer.takeBody();
-    InboundHandoff handoff(takeHead(), body, m_socket ? m_socket->peerAddress() : QHostAddress());
-    if (handoff.isRefused()) {
-        rejectWith(handoff.refusalStatus(), handoff.refusalMessage());
-        return;
-    }
-    ResponseWriter *writer = openWriter(handoff.responseContext());
-    if (!m_leases.empty()) // a Qt child of the writer, released with it
-        new HeldBody(std::exchange(m_leases, {}), body.size(), writer);
-    m_reserved = 0;
-    InboundRequest request = handoff.takeRequest();
-    request.modelScan = std::move(m_modelScan);
-    m_responses.dispatch(std::move(request), writer, handler);
-    // Qt reads once per read event: a pipelined request already in the buffer would wait
-    // for bytes that may never come. Another turn reads it, for SLP's reader and Qt's.
-    if (m_socket && m_socket->bytesAvailable() > 0)
-        QMetaObject::invokeMethod(m_socket.data(), &QIODevice::readyRead, Qt::QueuedConnection);
-}
-
-RequestHead ClientConnection::takeHead()
-{
-    if (m_framer.inHead())
-        return {};
-    m_bodyTimer.stop();
-    RequestHead head = m_framer.takeHead();
-    m_framer.reset();
-    m_continueSent = false;
-    return head;
 }
 
 ResponseWriter *ClientConnection::openWriter(const ResponseContext &context)
@@ -313,7 +252,8 @@ ResponseWriter *ClientConnection::openWriter(const ResponseContext &context)
 
 int ClientConnection::takeForTunnel(QByteArray *early)
 {
-    if (!m_socket || m_socket->state() != QAbstractSocket::ConnectedState || m_tunneled)
+    if (!m_socket || m_socket->state() != QAbstractSocket::ConnectedState ||
+        m_stage == Stage::Tunneled)
         return -1;
     if (m_socket->isTransactionStarted())
         m_socket->rollbackTransaction();
@@ -325,7 +265,7 @@ int ClientConnection::takeForTunnel(QByteArray *early)
     if (fd < 0)
         return -1;
     *early = std::move(unread);
-    m_tunneled = true;
+    m_stage = Stage::Tunneled;
     m_headerTimer.stop();
     m_idleTimer.stop();
     m_bodyTimer.stop();
@@ -334,25 +274,23 @@ int ClientConnection::takeForTunnel(QByteArray *early)
 
 void ClientConnection::beginShutdown()
 {
-    if (m_tunneled)
+    if (m_stage == Stage::Tunneled)
         return; // a tunnel is closed by its own end, or when the shutdown grace is over
     m_responses.closeAfterOwed();
     if (!m_socket || m_responses.isClosing())
         return;
-    if (m_responses.isEmpty() && m_framer.inHead()) {
-        // Idle (between requests, or in a head that has not completed): nothing is owed.
+    // Idle (between requests, or in a head that has not completed): nothing is owed.
+    if (m_responses.isEmpty() && m_stage == Stage::Head)
         m_responses.close();
-    }
 }
 
 void ClientConnection::rejectWith(int status, const QByteArray &message)
 {
     Q_EMIT requestRejected(status);
-    stopWaitingForBudget();
-    m_largeBodyRefused = m_reserved >= BodyBudget::kLargeBody;
-    m_leases.clear();
-    m_reserved = 0;
-    m_rejected = true;
+    if (m_socket && m_stage == Stage::WaitingForMemory)
+        readAgain(); // the held bytes are dropped below with the rest
+    m_body.release();
+    m_stage = Stage::Rejected;
     m_responses.lingerOnClose(); // the rest of the request may still be on its way
     m_headerTimer.stop();
     m_bodyTimer.stop();
@@ -365,28 +303,25 @@ void ClientConnection::rejectWith(int status, const QByteArray &message)
 
 void ClientConnection::onHeaderTimeout()
 {
-    if (!m_framer.inHead() || m_rejected)
-        return;
-    rejectWith(408, "request head not received in time");
+    if (m_stage == Stage::Head)
+        rejectWith(408, "request head not received in time");
 }
 
 void ClientConnection::onBodyTimeout()
 {
-    if (m_framer.inHead() || m_rejected || m_responses.isClosing())
+    if ((m_stage != Stage::Body && m_stage != Stage::WaitingForMemory) || m_responses.isClosing())
         return;
-    rejectWith(408, m_waitingForBudget
+    rejectWith(408, m_stage == Stage::WaitingForMemory
                         ? "request body not read in time: it waited for max_buffered_body_bytes"
                         : "request body not received in time");
 }
 
 void ClientConnection::armIdleTimer()
 {
-    if (m_tunneled)
-        return;
     // Not while a request is still arriving: its body has its own timer.
-    if (m_responses.isEmpty() && !m_responses.isClosing() && !m_headerTimer.isActive() &&
-        m_framer.inHead())
-        m_idleTimer.start(m_limits.idleTimeout);
+    if (m_stage == Stage::Head && m_responses.isEmpty() && !m_responses.isClosing() &&
+        !m_headerTimer.isActive())
+        m_idleTimer.start(m_settings.idleTimeout);
 }
 
 void ClientConnection::onDisconnected()

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include "http/bodybudget.h"
+#include "http/bodyreservation.h"
 #include "http/requestframer.h"
 #include "http/requesthandler.h"
 #include "http/responsequeue.h"
 #include "http/responsewriter.h"
 
 #include <QByteArray>
+#include <QHostAddress>
 #include <QObject>
 #include <QPointer>
 #include <QTcpSocket>
@@ -15,7 +16,6 @@
 
 #include <chrono>
 #include <memory>
-#include <vector>
 
 namespace slp {
 
@@ -23,38 +23,68 @@ namespace test {
 class ConnectionPair;
 }
 
-struct ConnectionLimits
+// What every client connection of a listener is made with: its limits, and the parts it uses
+// that outlive it.
+struct ConnectionSettings
 {
     RequestHeadLimits head;
     std::chrono::milliseconds headerTimeout{30000};
     std::chrono::milliseconds idleTimeout{120000};
-    qint64 maxBufferedBodyBytes = 0;  // 0: BodyBudget::defaultLimit()
-    BodyBudget *bodyBudget = nullptr; // nullptr: the process's
-    ModelScanFactory scanModel;       // empty: no body is scanned as it arrives
+    BodyBudget *bodies = nullptr; // max_buffered_body_bytes, the daemon's (required)
+    ModelScanFactory scanModel;   // empty: no body is scanned as it arrives
+#ifdef SLP_MEASURE_WITHOUT_QT_HOP
+    // A build for the measurement in docs/DECISIONS.md only: requests skip Qt's dispatch.
+    RequestHandler *handlerWithoutQt = nullptr;
+#endif
 };
 
-// Everything SLP keeps per client connection. A request takes this path through it:
-//  1. onReadyRead(): SLP's strict RequestFramer reads the request off the socket, head and
-//     body, before QtHttpServer sees a byte of it (limits, header and body timers,
-//     100 Continue); a bad request is answered here. The body lands in its one buffer.
-//  2. handToFront(): a head of SLP's own is put back for QtHttpServer, which dispatches it
-//     at once; HttpFront hands the dispatch to receive().
-//  3. receive(): SLP's head and body become one request in an InboundHandoff; the request is
-//     refused, or given a ResponseWriter in the ResponseQueue and handed to its handler in
-//     turn.
+// A request as SLP's framer finished it: what its handler gets and what its response's writer
+// needs. Built once, where the framer finishes (the head's part at the head, the body at the
+// body's end); nothing checks it again.
+struct FramedRequest
+{
+    InboundRequest request;
+    ResponseContext response;
+
+    // The head's part: everything but the body.
+    static FramedRequest fromHead(const RequestHead &head, const QHostAddress &peer);
+    // The client's address as logs and X-Forwarded-For show it: an IPv4-mapped IPv6 address
+    // as plain IPv4.
+    static QByteArray clientAddress(const QHostAddress &peer);
+};
+
+// One client connection: a read loop with one stage at a time (HAProxy drives a message with
+// one state) and the three timers of a request's life. Each read is taken off the socket by
+// SLP's strict RequestFramer before QtHttpServer sees a byte of it: the head (limits, the
+// header timer, 100 Continue), then the body into its one buffer, its memory reserved first
+// (BodyReservation). A bad request is answered here. A whole request goes through the Qt hop
+// (passThroughQt, then dispatch) to the ResponseQueue and its handler.
 class ClientConnection : public QObject
 {
     Q_OBJECT
 public:
-    ClientConnection(QTcpSocket *socket, const ConnectionLimits &limits);
+    enum class Stage
+    {
+        Head,             // reading a request's head (or idle between requests)
+        Body,             // reading its body
+        WaitingForMemory, // its body waits for max_buffered_body_bytes; the socket is not read
+        Dispatching,      // whole: handed to QtHttpServer, whose dispatch comes next
+        Upgrading,        // a WebSocket upgrade in the router's hands; its bytes wait unread
+        Tunneled,         // the connection left HTTP for a tunnel
+        Rejected,         // answered with an error; nothing more is read as HTTP
+    };
+
+    ClientConnection(QTcpSocket *socket, const ConnectionSettings &settings);
     ~ClientConnection() override;
 
     static ClientConnection *of(QTcpSocket *socket);
 
     QTcpSocket *socket() const { return m_socket; }
+    Stage stage() const { return m_stage; }
 
-    // QtHttpServer dispatched a request with `dispatchedBody` on this connection.
-    void receive(const QByteArray &dispatchedBody, RequestHandler &handler);
+    // The Qt hop's far end: QtHttpServer dispatched the head SLP put back (HttpFront calls
+    // this); the request SLP framed goes to `handler` in its turn.
+    void dispatch(RequestHandler &handler);
     // Shutdown: an idle connection closes now; a busy one closes after the responses it owes
     // (and a request that still arrives on it is answered with Connection: close).
     void beginShutdown();
@@ -63,7 +93,6 @@ public:
     // upgrade request. From here the QTcpSocket is closed and nothing reads or answers on it;
     // it only owns this object until the tunnel deletes it.
     int takeForTunnel(QByteArray *early);
-    bool isTunneled() const { return m_tunneled; }
 
     // A chunked body is validated and decoded from at most this much of a read at a time.
     static constexpr qint64 kChunkedReadBytes = 256 * 1024;
@@ -80,26 +109,22 @@ private:
     // The next response's place in the queue.
     ResponseWriter *openWriter(const ResponseContext &context);
     void onReadyRead();
-    // One step of the current request off the socket; false once it was rejected.
+    // One step of the current request off the socket; false once it stopped (rejected, or
+    // waiting for memory).
     bool readHead();
     bool readBody();
-    // The request is whole: QtHttpServer gets the head that makes it dispatch.
-    void handToFront();
-    // Memory for the body before its bytes are read (max_buffered_body_bytes): false while
-    // the connection waits for it, or once the body was refused.
-    bool reserveBody(qint64 bytes);
-    bool reserveChunkedRoom(qint64 incoming);
-    void waitForBudget();
-    void resumeWith(std::unique_ptr<BodyBudget::Lease> lease);
-    // Keeps unread bytes in the socket, out of QtHttpServer's sight, while the body waits.
+    // The head is whole: 100 Continue, the body timer, and the body's memory or the hop.
+    bool headDone(qint64 available, qsizetype headBytes);
+    // The request is whole: the Qt hop's near end.
+    void passThroughQt();
+    // Memory for the body before its bytes are read: false while the connection waits for
+    // it, or once the body was refused.
+    bool reserved(BodyReservation::Answer answer);
+    void onMemoryGranted();
+    // Keeps unread bytes in the socket, out of QtHttpServer's sight (while a body waits for
+    // memory, or an upgrade for the router).
     void hideUnread();
-    void stopWaitingForBudget();
-    BodyBudget &budget() const;
-    // A 100 Continue for a client that waits for one before sending its body.
-    void answerExpect(qint64 available, qsizetype headBytes);
-    // The head SLP read for the request Qt is dispatching now, with the body length SLP's own
-    // parse framed; State::Incomplete when SLP has none.
-    RequestHead takeHead();
+    void readAgain();
     void onDisconnected();
     void onHeaderTimeout();
     void onBodyTimeout();
@@ -107,26 +132,17 @@ private:
     void armIdleTimer();
 
     QPointer<QTcpSocket> m_socket;
-    ConnectionLimits m_limits;
+    ConnectionSettings m_settings;
     ResponseQueue m_responses;
     RequestFramer m_framer; // the request being received: its head, then its body's framing
-    bool m_continueSent = false;
-    bool m_awaitingDispatch = false; // handToFront() done, receive() not yet
-    bool m_waitingForBudget = false;
-    std::vector<std::unique_ptr<BodyBudget::Lease>> m_leases; // the current body's memory
-    std::unique_ptr<ModelLocator> m_modelScan; // the current body's, shown every read
-    bool m_largeBodyRefused = false;           // its buffer is freed with the connection: trim then
-    qint64 m_reserved = 0;
-    bool m_rejected = false;
-    // A WebSocket upgrade was asked: after its head, the bytes are the tunnel's, never read as
-    // HTTP (they wait in the socket until the router tunnels or answers and closes).
-    bool m_upgradeAsked = false;
-    bool m_tunneled = false;
+    Stage m_stage = Stage::Head;
+    BodyReservation m_body;
+    FramedRequest m_request; // the request being received, as far as it is framed
     QTimer m_headerTimer;
     QTimer m_idleTimer;
-    // Runs from the end of a request's head until Qt dispatches it: the whole body must arrive
+    // Runs from the end of a request's head until its dispatch: the whole body must arrive
     // within idle_timeout. Not restarted by reads, so a trickle cannot hold the connection
-    // (neither the header nor the idle timer runs in that state).
+    // (neither the header nor the idle timer runs in that stage).
     QTimer m_bodyTimer;
 };
 

@@ -29,22 +29,13 @@ public:
 };
 } // namespace
 
-ClientListener::ClientListener(const ConnectionLimits &limits, ConnectionBudget *budget,
+ClientListener::ClientListener(const ConnectionSettings &settings, ConnectionBudget *budget,
                                QObject *parent)
-    : QTcpServer(parent), m_limits(limits), m_budget(budget)
+    : QTcpServer(parent), m_settings(settings), m_budget(budget)
 {
     // Queued: never from inside the destruction of the socket that gave its place back.
     connect(m_budget, &ConnectionBudget::released, this, &ClientListener::admitParked,
             Qt::QueuedConnection);
-    setLimits(limits);
-}
-
-void ClientListener::setLimits(const ConnectionLimits &limits)
-{
-    m_limits = limits;
-    BodyBudget &bodies = limits.bodyBudget ? *limits.bodyBudget : BodyBudget::process();
-    bodies.setLimit(limits.maxBufferedBodyBytes > 0 ? limits.maxBufferedBodyBytes
-                                                    : BodyBudget::defaultLimit());
 }
 
 ClientListener::~ClientListener()
@@ -83,7 +74,7 @@ void ClientListener::adopt(qintptr handle)
         unixPeer->forgetAddresses();
     else
         socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
-    auto *connection = new ClientConnection(socket, m_limits); // owned: Qt child of the socket
+    auto *connection = new ClientConnection(socket, m_settings); // owned: Qt child of the socket
     connect(connection, &ClientConnection::requestRejected, this, &ClientListener::requestRejected);
     ++m_open;
     Q_EMIT connectionCountChanged(m_open);

@@ -20,11 +20,11 @@ class ClientListener : public QTcpServer
 {
     Q_OBJECT
 public:
-    ClientListener(const ConnectionLimits &limits, ConnectionBudget *budget,
+    ClientListener(const ConnectionSettings &settings, ConnectionBudget *budget,
                    QObject *parent = nullptr);
     ~ClientListener() override;
-    // Also sets max_buffered_body_bytes on the connections' BodyBudget (one per process).
-    void setLimits(const ConnectionLimits &limits);
+    // For the connections accepted from now on (a reload).
+    void setSettings(const ConnectionSettings &settings) { m_settings = settings; }
     // Stops accepting and drops the parked connections (the first step of a drain).
     void stopAccepting();
     // Lets every open connection finish what it owes and close (no new requests on kept-alive
@@ -44,7 +44,7 @@ private:
     void admitParked();
     bool isUnixDomain(); // listening on an AF_UNIX socket (asked once)
 
-    ConnectionLimits m_limits;
+    ConnectionSettings m_settings;
     ConnectionBudget *m_budget; // the daemon's; outlives every listener
     int m_open = 0;
     std::optional<bool> m_unixDomain;

@@ -12,13 +12,13 @@ HttpFront::HttpFront(RequestHandler &handler, QObject *parent)
     : QAbstractHttpServer(parent), m_handler(handler)
 {}
 
-bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket)
+bool HttpFront::handleRequest(const QHttpServerRequest &, QTcpSocket *socket)
 {
-    // The connection SLP attached to this socket meets Qt's dispatch with its own parse of the
-    // head (ClientConnection::receive). The body is copied now: QtHttpServer reuses this
-    // request object for the next one.
+    // The far end of the Qt hop (ClientConnection::passThroughQt): Qt dispatched the head SLP
+    // put back, and the connection hands on the request it framed itself. Nothing of Qt's
+    // request object is read.
     if (ClientConnection *connection = ClientConnection::of(socket))
-        connection->receive(request.body(), m_handler);
+        connection->dispatch(m_handler);
     return true; // every request is answered by SLP, never by Qt
 }
 

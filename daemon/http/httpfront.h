@@ -7,10 +7,10 @@ namespace slp {
 
 class RequestHandler;
 
-// The QtHttpServer front: hands each request Qt dispatches to the ClientConnection of its
-// socket, which meets it with SLP's own strict head (an InboundHandoff) and passes it to the
-// RequestHandler, one at a time per connection. It never writes through
-// QHttpServerResponder: ResponseWriter frames every response.
+// The QtHttpServer front: each dispatch Qt makes is the far end of the Qt hop, handed to the
+// ClientConnection of its socket, which passes the request it framed itself to the
+// RequestHandler, one at a time per connection. It never writes through QHttpServerResponder:
+// ResponseWriter frames every response SLP writes.
 class HttpFront : public QAbstractHttpServer
 {
     Q_OBJECT

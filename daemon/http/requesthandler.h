@@ -31,7 +31,7 @@ struct InboundRequest
     QByteArray body;
     QByteArray clientAddress;
     bool webSocketUpgrade = false; // the head asked for WebSocket (RequestHead's answer)
-    // The model scan that saw the body arrive (ConnectionLimits::scanModel), or null.
+    // The model scan that saw the body arrive (ConnectionSettings::scanModel), or null.
     std::shared_ptr<ModelLocator> modelScan;
 
     // Sets the target and splits it into path and query, once.

@@ -44,7 +44,7 @@ struct RequestHead
     // parser for the connection, the handoff and the router.
     bool webSocketUpgrade = false;
     bool keepAlive = true; // after this request, by version, Connection and framing
-    qint64 bodyBytes = -1; // set by the connection: body bytes its own parse framed
+    qint64 bodyBytes = -1; // set by the framer: the body's length once it is known
 
     QByteArray header(QByteArrayView name) const; // first value, case-insensitive
 };

@@ -6,8 +6,11 @@
 
 namespace slp::test {
 
-ConnectionPair::ConnectionPair(const ConnectionLimits &limits)
+ConnectionPair::ConnectionPair(const ConnectionSettings &settings)
 {
+    ConnectionSettings withBudget = settings;
+    if (!withBudget.bodies)
+        withBudget.bodies = &m_bodies;
     if (!m_server.listen(QHostAddress::LocalHost, 0))
         qFatal("listen failed: %s", qPrintable(m_server.errorString()));
     m_client = std::make_unique<QTcpSocket>();
@@ -24,7 +27,7 @@ ConnectionPair::ConnectionPair(const ConnectionLimits &limits)
         qFatal("no connection accepted");
     m_serverSide = m_server.nextPendingConnection(); // owned by m_server until reparented
     m_serverSide->setParent(nullptr);
-    m_connection = new ClientConnection(m_serverSide, limits); // Qt child of the socket
+    m_connection = new ClientConnection(m_serverSide, withBudget); // Qt child of the socket
     if (!waitFor([this] { return m_client->state() == QAbstractSocket::ConnectedState; }))
         qFatal("client did not connect");
 }

@@ -15,14 +15,15 @@
 namespace slp::test {
 
 // A real client socket and, on the server side of 127.0.0.1, a ClientConnection with SLP's
-// limits: what unit tests of the response writer and the forward exchange write into and read
-// back byte for byte. Every wait is bounded.
+// limits (and a body budget of its own unless the settings name one): what unit tests of the
+// response writer and the forward exchange write into and read back byte for byte. Every wait
+// is bounded.
 class ConnectionPair
 {
 public:
     static constexpr int kWaitMs = 5000; // generous: the CI machine is a busy 2-core box
 
-    explicit ConnectionPair(const ConnectionLimits &limits = {});
+    explicit ConnectionPair(const ConnectionSettings &settings = {});
     ~ConnectionPair();
     ConnectionPair(const ConnectionPair &) = delete;
     ConnectionPair &operator=(const ConnectionPair &) = delete;
@@ -56,6 +57,7 @@ public:
     void setReading(bool reading);
 
 private:
+    BodyBudget m_bodies; // outlives the connection (declared first)
     QTcpServer m_server;
     std::unique_ptr<QTcpSocket> m_client;
     QPointer<QTcpSocket> m_serverSide;

@@ -29,7 +29,7 @@
 #include <memory>
 
 using slp::ClientConnection;
-using slp::ConnectionLimits;
+using slp::ConnectionSettings;
 using slp::ForwardExchange;
 using slp::ForwardPlan;
 using slp::HeaderList;

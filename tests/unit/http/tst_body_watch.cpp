@@ -65,6 +65,7 @@ private:
     bool waitForRequests(qsizetype n);
 
     RecordingHandler m_handler;
+    BodyBudget m_bodies;
     std::unique_ptr<ConnectionBudget> m_budget;
     std::unique_ptr<HttpFront> m_front;
     std::unique_ptr<ClientListener> m_listener;
@@ -76,7 +77,8 @@ void TestBodyWatch::init()
 {
     m_watches.clear();
     m_handler.requests.clear();
-    ConnectionLimits limits;
+    ConnectionSettings limits;
+    limits.bodies = &m_bodies;
     limits.scanModel = [this](const RequestHead &head) -> std::unique_ptr<ModelLocator> {
         if (!head.target.startsWith("/v1/"))
             return nullptr;

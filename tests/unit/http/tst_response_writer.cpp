@@ -18,7 +18,7 @@
 #include <memory>
 
 using slp::ClientConnection;
-using slp::ConnectionLimits;
+using slp::ConnectionSettings;
 using slp::HeaderList;
 using slp::ResponseContext;
 using slp::ResponseHead;
