@@ -6,6 +6,7 @@
 // The documented differences (bodyscanner.h's closing comment; the JSON oracle in
 // tests/support/json, shared with tst_body_scanner) are the only disagreements allowed.
 #include "body/bodyscanner.h"
+#include "joinededits.h"
 #include "jsonoracle.h"
 #include "jsonstring.h"
 

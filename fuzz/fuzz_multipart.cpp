@@ -6,6 +6,7 @@
 // anywhere before the end of its closing delimiter is refused; the resumable scanner fed in
 // reads answers what the one-shot scan answers.
 #include "body/multipartscanner.h"
+#include "joinededits.h"
 
 #include <QByteArray>
 #include <QString>
@@ -14,6 +15,7 @@
 #include <cstdlib>
 
 using namespace slp;
+using slp::test::spliceMultipartModel;
 
 namespace {
 

@@ -11,8 +11,7 @@
 namespace slp {
 
 // The body edits, as edits: the forward applies them with ByteChain::edited (the client's
-// bytes shared, no renamed copy), and spliceModel/spliceStreamTrue/spliceMultipartModel are
-// the same edits joined, for code and tests that want one array.
+// bytes shared, no renamed copy).
 
 // The model value replaced by jsonStringLiteral(newModel). Requires scan.verdict == Ok.
 QList<ByteEdit> jsonModelEdits(const BodyScan &scan, const QString &newModel);

@@ -86,16 +86,6 @@ private:
     std::unique_ptr<jsonscan::Scanner> m_scanner;
 };
 
-// Returns `body` with bytes [scan.valueBegin, scan.valueEnd) replaced by
-// jsonStringLiteral(newModel). Every other byte is unchanged. Requires scan.verdict == Ok.
-QByteArray spliceModel(const QByteArray &body, const BodyScan &scan, const QString &newModel);
-
-// Returns `body` with the top-level "stream" set to true and, when `newModel` is not empty,
-// the model renamed: the scalar stream value is replaced by `true`, or `"stream":true,` is
-// inserted right after the top-level '{' when there is none. Every other byte is unchanged.
-// Returns an empty array when the stream value is compound (an object or array: not edited).
-QByteArray spliceStreamTrue(const QByteArray &body, const BodyScan &scan, const QString &newModel);
-
 // Decisions where RFC 8259 and QJsonDocument::fromJson disagree (the scanner follows the RFC;
 // tst_body_scanner's differential test excludes exactly these cases):
 //  - a leading UTF-8 BOM is rejected (RFC 8259 section 8.1: senders MUST NOT add one); Qt skips it;

@@ -15,11 +15,6 @@ QList<ByteEdit> jsonModelEdits(const BodyScan &scan, const QString &newModel)
     return {{scan.valueBegin, scan.valueEnd - scan.valueBegin, jsonStringLiteral(newModel)}};
 }
 
-QByteArray spliceModel(const QByteArray &body, const BodyScan &scan, const QString &newModel)
-{
-    return ByteChain::edited(body, jsonModelEdits(scan, newModel)).joined();
-}
-
 QList<ByteEdit> jsonStreamTrueEdits(const BodyScan &scan, const QString &newModel)
 {
     if (scan.verdict != BodyScan::Verdict::Ok || scan.objectOpen < 0)
@@ -35,12 +30,6 @@ QList<ByteEdit> jsonStreamTrueEdits(const BodyScan &scan, const QString &newMode
     if (!newModel.isEmpty())
         edits.append(jsonModelEdits(scan, newModel));
     return edits;
-}
-
-QByteArray spliceStreamTrue(const QByteArray &body, const BodyScan &scan, const QString &newModel)
-{
-    const QList<ByteEdit> edits = jsonStreamTrueEdits(scan, newModel);
-    return edits.isEmpty() ? QByteArray() : ByteChain::edited(body, edits).joined();
 }
 
 QList<ByteEdit> multipartModelEdits(const MultipartScan &scan, QByteArrayView boundary,

@@ -294,11 +294,4 @@ bool multipartValueError(const QString &value, QByteArrayView boundary)
     return QByteArray(QByteArrayLiteral("\r\n") + value.toUtf8()).contains(delimiter);
 }
 
-QByteArray spliceMultipartModel(const QByteArray &body, const MultipartScan &scan,
-                                QByteArrayView boundary, const QString &newModel)
-{
-    const QList<ByteEdit> edits = multipartModelEdits(scan, boundary, newModel);
-    return edits.isEmpty() ? QByteArray() : ByteChain::edited(body, edits).joined();
-}
-
 } // namespace slp

@@ -101,10 +101,4 @@ private:
 // hold the delimiter (CRLF "--" boundary), counting the CRLF the content follows.
 bool multipartValueError(const QString &value, QByteArrayView boundary);
 
-// `body` with the model part's value bytes replaced by `newModel` in UTF-8; every other byte
-// unchanged. Empty when scan is not Ok or the new value would contain the delimiter (CRLF
-// "--" boundary) and so end the part early.
-QByteArray spliceMultipartModel(const QByteArray &body, const MultipartScan &scan,
-                                QByteArrayView boundary, const QString &newModel);
-
 } // namespace slp

@@ -71,11 +71,6 @@ bool isTokenChar(char c)
     return c != 0 && std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
 }
 
-QByteArray RequestHead::header(QByteArrayView name) const
-{
-    return headerValue(headers, name);
-}
-
 namespace {
 
 // The field facts the framing decision needs once the blank line has arrived.

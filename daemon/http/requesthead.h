@@ -45,8 +45,6 @@ struct RequestHead
     bool webSocketUpgrade = false;
     bool keepAlive = true; // after this request, by version, Connection and framing
     qint64 bodyBytes = -1; // set by the framer: the body's length once it is known
-
-    QByteArray header(QByteArrayView name) const; // first value, case-insensitive
 };
 
 // Reads the head at the start of `data` (the client's unconsumed bytes). Incomplete until the

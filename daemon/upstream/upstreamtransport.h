@@ -114,8 +114,6 @@ public:
     QString peerForLog() const { return m_peer; }
     End end() const { return End{m_failure, m_errorDetail, m_peer, m_headArrived}; }
 
-    bool isConnectionLevelFailure() const { return end().isConnectionLevelFailure(); }
-
 protected:
     // For transports: each hands the event to the observer, if one is attached. The call
     // may be deleted (deleteLater only) or aborted inside: guard before touching members.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "body/bodyscanner.h"
+#include "joinededits.h"
 #include "jsonoracle.h"
 #include "jsonstring.h"
 
@@ -18,7 +19,7 @@
 using slp::BodyScan;
 using slp::jsonStringLiteral;
 using slp::scanBody;
-using slp::spliceModel;
+using slp::test::spliceModel;
 using namespace slp::test;
 
 Q_DECLARE_METATYPE(BodyScan::Verdict)

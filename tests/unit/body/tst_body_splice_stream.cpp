@@ -2,12 +2,14 @@
 // spliceStreamTrue: aggregate mode's one body edit besides the model. Every other byte must
 // stay as the client sent it.
 #include "body/bodyscanner.h"
+#include "joinededits.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QtTest>
 
 using namespace slp;
+using slp::test::spliceStreamTrue;
 
 class TestSpliceStream : public QObject
 {

@@ -3,11 +3,13 @@
 // boundary rules, delimiters, preamble and epilogue, every refusal with its message, and a
 // rename that changes the model's value bytes and nothing else, also after a 25 MB file part.
 #include "body/multipartscanner.h"
+#include "joinededits.h"
 
 #include <QElapsedTimer>
 #include <QtTest>
 
 using namespace slp;
+using slp::test::spliceMultipartModel;
 using V = MultipartScan::Verdict;
 
 namespace {
