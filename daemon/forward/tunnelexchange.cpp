@@ -22,7 +22,7 @@ TunnelExchange::TunnelExchange(ForwardPlan plan, const ExchangeContext &context,
 
 void TunnelExchange::onClientGone()
 {
-    if (m_splice || m_record.isFinished())
+    if (m_relay || m_record.isFinished())
         return; // answered already
     m_timeout.stop();
     m_call.reset(); // not inside its callback: the client left
@@ -32,8 +32,8 @@ void TunnelExchange::onClientGone()
 
 TunnelExchange::~TunnelExchange()
 {
-    if (m_splice && !m_splice->isFinished())
-        m_splice->cut(); // the worker stops: the tunnel is counted and logged as it goes
+    if (m_relay && !m_relay->isFinished())
+        m_relay->cut(); // the worker stops: the tunnel is counted and logged as it goes
 }
 
 void TunnelExchange::start()
@@ -72,18 +72,18 @@ void TunnelExchange::upgradeSwitched(const UpstreamHead &head)
     m_switchHeadBytes = switchHead.size();
     m_record.finish(Ending::Completed); // the upgrade's answer: counted (code 101), logged now
     m_context.metrics.add(metric::openTunnels, m_route.labels, 1);
-    m_splice = new Splice(clientFd, upstreamFd, clientEarly, switchHead + upstreamEarly,
-                          kBufferBytes, this);
+    m_relay = new SocketRelay(clientFd, upstreamFd, clientEarly, switchHead + upstreamEarly,
+                              kBufferBytes, this);
     m_since.restart();
-    connect(m_splice, &Splice::finished, this, &TunnelExchange::onSpliceEnded);
-    m_splice->setIdleTimeout(m_route.streamIdleTimeout);
+    connect(m_relay, &SocketRelay::finished, this, &TunnelExchange::onRelayEnded);
+    m_relay->setIdleTimeout(m_route.streamIdleTimeout);
 }
 
-void TunnelExchange::onSpliceEnded(Splice::End end)
+void TunnelExchange::onRelayEnded(SocketRelay::End end)
 {
     // The 101 head SLP wrote is not the client's traffic.
-    const qint64 up = m_splice->bytesToUpstream();
-    const qint64 down = m_splice->bytesToClient() - m_switchHeadBytes;
+    const qint64 up = m_relay->bytesToUpstream();
+    const qint64 down = m_relay->bytesToClient() - m_switchHeadBytes;
     MetricsRegistry &metrics = m_context.metrics;
     metrics.add(metric::openTunnels, m_route.labels, -1);
     metrics.add(metric::tunnelBytes,
@@ -94,10 +94,10 @@ void TunnelExchange::onSpliceEnded(Splice::End end)
                 {{QStringLiteral("model_id"), m_route.modelId},
                  {QStringLiteral("direction"), QStringLiteral("down")}},
                 double(down));
-    QString how = QString::fromLatin1(Splice::endName(end));
-    if (end == Splice::End::Idle)
+    QString how = QString::fromLatin1(SocketRelay::endName(end));
+    if (end == SocketRelay::End::Idle)
         how = QStringLiteral("closed: idle for ") + m_route.streamIdleTimeoutText;
-    m_record.log().tunnelClosed(up, down, m_since.elapsed(), how, end == Splice::End::Closed);
+    m_record.log().tunnelClosed(up, down, m_since.elapsed(), how, end == SocketRelay::End::Closed);
     if (m_clientSocket)
         m_clientSocket->deleteLater(); // this exchange goes with it
 }

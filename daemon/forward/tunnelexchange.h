@@ -3,7 +3,7 @@
 
 #include "forward/exchangerecord.h"
 #include "forward/forwardplan.h"
-#include "net/splice.h"
+#include "net/socketrelay.h"
 #include "upstream/upstreamtransport.h"
 
 #include <QElapsedTimer>
@@ -19,7 +19,7 @@ struct ExchangeContext;
 class ResponseWriter;
 
 // One WebSocket upgrade forwarded to one upstream, then the tunnel it becomes:
-//   Dialing --101--> Open (the upstream's 101 head to the client, then a Splice both ways)
+//   Dialing --101--> Open (the upstream's 101 head to the client, then a SocketRelay both ways)
 //   Dialing --another answer--> relayed as an ordinary response, Done
 //   Dialing --failure, or no head within the route's timeout--> 502, Done
 //   Open --either side ends, idle, or shutdown grace over--> Done (the close log line)
@@ -48,7 +48,7 @@ private:
     void upgradeFailed(const UpstreamCall::End &end) override;
     void onTimeout();
     void onClientGone();
-    void onSpliceEnded(Splice::End end);
+    void onRelayEnded(SocketRelay::End end);
     // What any answer to the upgrade does (the record's head bookkeeping): `headers` for the
     // client, with SLP's request id added when the upstream sent none.
     HeaderList noteHead(const UpstreamHead &head, HeaderList headers);
@@ -60,11 +60,11 @@ private:
     QPointer<ResponseWriter> m_writer;
     std::unique_ptr<UpgradeCall> m_call; // until it answered
     QTimer m_timeout;
-    QElapsedTimer m_since;      // from the request to the 101, then the tunnel's open time
-    Splice *m_splice = nullptr; // child, while open
+    QElapsedTimer m_since;          // from the request to the 101, then the tunnel's open time
+    SocketRelay *m_relay = nullptr; // child, while open
     QPointer<QObject> m_clientSocket;
     bool m_timedOut = false;
-    qint64 m_switchHeadBytes = 0; // written first by the splice, not the tunnel's traffic
+    qint64 m_switchHeadBytes = 0; // written first by the relay, not the tunnel's traffic
 };
 
 } // namespace slp

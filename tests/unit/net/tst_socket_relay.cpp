@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "net/splice.h"
+#include "net/socketrelay.h"
 
 #include <QSignalSpy>
 #include <QTest>
@@ -12,7 +12,7 @@
 using namespace slp;
 
 namespace {
-// A connected pair: the splice takes `inner`, the test plays the peer on `outer`.
+// A connected pair: the relay takes `inner`, the test plays the peer on `outer`.
 struct Pair
 {
     int outer = -1;
@@ -38,7 +38,7 @@ bool sendAll(int fd, const QByteArray &bytes)
     return ::send(fd, bytes.constData(), size_t(bytes.size()), MSG_NOSIGNAL) == bytes.size();
 }
 
-// Everything the peer can read now; `eof` set when the splice's side ended its sending.
+// Everything the peer can read now; `eof` set when the relay's side ended its sending.
 QByteArray readSome(int fd, bool *eof = nullptr)
 {
     QByteArray out;
@@ -69,27 +69,27 @@ QByteArray readUntil(int fd, qsizetype want, bool *eof = nullptr)
 }
 } // namespace
 
-class TestSplice : public QObject
+class TestSocketRelay : public QObject
 {
     Q_OBJECT
 private slots:
     void bytesBothWaysEarlyBytesFirst()
     {
         Pair client, upstream;
-        Splice splice(client.inner, upstream.inner, "early-up|", "early-down|", 1 << 20);
+        SocketRelay relay(client.inner, upstream.inner, "early-up|", "early-down|", 1 << 20);
         QVERIFY(sendAll(client.outer, "hello upstream"));
         QVERIFY(sendAll(upstream.outer, "hello client"));
         QCOMPARE(readUntil(upstream.outer, 23), QByteArray("early-up|hello upstream"));
         QCOMPARE(readUntil(client.outer, 23), QByteArray("early-down|hello client"));
-        QCOMPARE(splice.bytesToUpstream(), 23);
-        QCOMPARE(splice.bytesToClient(), 23);
+        QCOMPARE(relay.bytesToUpstream(), 23);
+        QCOMPARE(relay.bytesToClient(), 23);
     }
 
     void halfCloseIsPassedOnAndTheOtherWayGoesOn()
     {
         Pair client, upstream;
-        Splice splice(client.inner, upstream.inner, {}, {}, 1 << 20);
-        QSignalSpy ended(&splice, &Splice::finished);
+        SocketRelay relay(client.inner, upstream.inner, {}, {}, 1 << 20);
+        QSignalSpy ended(&relay, &SocketRelay::finished);
         QVERIFY(sendAll(client.outer, "last words"));
         ::shutdown(client.outer, SHUT_WR);
         bool upstreamSawEof = false;
@@ -101,13 +101,13 @@ private slots:
         QCOMPARE(readUntil(client.outer, 10), QByteArray("the answer"));
         ::shutdown(upstream.outer, SHUT_WR);
         QTRY_COMPARE_WITH_TIMEOUT(ended.size(), 1, 5000);
-        QCOMPARE(ended.at(0).at(0).value<Splice::End>(), Splice::End::Closed);
+        QCOMPARE(ended.at(0).at(0).value<SocketRelay::End>(), SocketRelay::End::Closed);
         bool clientSawEof = false;
         readUntil(client.outer, 1, &clientSawEof);
         QVERIFY(clientSawEof);
     }
 
-    // A client that sends while the upstream reads nothing: the splice holds at most its
+    // A client that sends while the upstream reads nothing: the relay holds at most its
     // buffer, then stops reading, and the sender is held back. Nothing is lost on the way.
     void slowReaderHoldsTheSenderBack()
     {
@@ -118,7 +118,7 @@ private slots:
             ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
         }
         const qint64 cap = 256 * 1024;
-        Splice splice(client.inner, upstream.inner, {}, {}, cap);
+        SocketRelay relay(client.inner, upstream.inner, {}, {}, cap);
         QByteArray sent;
         QByteArray block(4096, 'x');
         for (int round = 0; round < 4000; ++round) {
@@ -129,7 +129,7 @@ private slots:
                 sent.append(block.constData(), n);
             QCoreApplication::processEvents(QEventLoop::AllEvents, 1);
         }
-        // 16 MB offered: the kernel's small buffers plus the splice's cap took the rest.
+        // 16 MB offered: the kernel's small buffers plus the relay's cap took the rest.
         QVERIFY2(sent.size() < 4 * cap, qPrintable(QString::number(sent.size())));
         QVERIFY(sent.size() >= cap);
         QCOMPARE(readUntil(upstream.outer, sent.size()), sent);
@@ -138,11 +138,11 @@ private slots:
     void idleTimeoutClosesBoth()
     {
         Pair client, upstream;
-        Splice splice(client.inner, upstream.inner, {}, {}, 1 << 20);
-        QSignalSpy ended(&splice, &Splice::finished);
-        splice.setIdleTimeout(std::chrono::milliseconds(100));
+        SocketRelay relay(client.inner, upstream.inner, {}, {}, 1 << 20);
+        QSignalSpy ended(&relay, &SocketRelay::finished);
+        relay.setIdleTimeout(std::chrono::milliseconds(100));
         QTRY_COMPARE_WITH_TIMEOUT(ended.size(), 1, 5000);
-        QCOMPARE(ended.at(0).at(0).value<Splice::End>(), Splice::End::Idle);
+        QCOMPARE(ended.at(0).at(0).value<SocketRelay::End>(), SocketRelay::End::Idle);
         bool eof = false;
         readUntil(client.outer, 1, &eof);
         QVERIFY(eof);
@@ -151,26 +151,26 @@ private slots:
     void cutEndsAtOnce()
     {
         Pair client, upstream;
-        Splice splice(client.inner, upstream.inner, {}, {}, 1 << 20);
-        QSignalSpy ended(&splice, &Splice::finished);
-        splice.cut();
+        SocketRelay relay(client.inner, upstream.inner, {}, {}, 1 << 20);
+        QSignalSpy ended(&relay, &SocketRelay::finished);
+        relay.cut();
         QCOMPARE(ended.size(), 1);
-        QCOMPARE(ended.at(0).at(0).value<Splice::End>(), Splice::End::Cut);
-        QVERIFY(splice.isFinished());
+        QCOMPARE(ended.at(0).at(0).value<SocketRelay::End>(), SocketRelay::End::Cut);
+        QVERIFY(relay.isFinished());
     }
 
     void peerGoneEndsTheSplice()
     {
         Pair client, upstream;
-        Splice splice(client.inner, upstream.inner, {}, {}, 1 << 20);
-        QSignalSpy ended(&splice, &Splice::finished);
+        SocketRelay relay(client.inner, upstream.inner, {}, {}, 1 << 20);
+        QSignalSpy ended(&relay, &SocketRelay::finished);
         ::close(upstream.outer);
         upstream.outer = -1;
         QVERIFY(sendAll(client.outer, QByteArray(200000, 'y')));
         QTRY_COMPARE_WITH_TIMEOUT(ended.size(), 1, 5000);
-        QCOMPARE(ended.at(0).at(0).value<Splice::End>(), Splice::End::UpstreamFailed);
+        QCOMPARE(ended.at(0).at(0).value<SocketRelay::End>(), SocketRelay::End::UpstreamFailed);
     }
 };
 
-QTEST_GUILESS_MAIN(TestSplice)
-#include "tst_splice.moc"
+QTEST_GUILESS_MAIN(TestSocketRelay)
+#include "tst_socket_relay.moc"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "net/splice.h"
+#include "net/socketrelay.h"
 
 #include <cerrno>
 #include <fcntl.h>
@@ -13,8 +13,8 @@ namespace {
 constexpr qsizetype kReadChunk = 64 * 1024;
 } // namespace
 
-Splice::Splice(int clientFd, int upstreamFd, QByteArray toUpstream, QByteArray toClient,
-               qint64 bufferBytes, QObject *parent)
+SocketRelay::SocketRelay(int clientFd, int upstreamFd, QByteArray toUpstream, QByteArray toClient,
+                         qint64 bufferBytes, QObject *parent)
     : QObject(parent), m_bufferBytes(std::max<qint64>(bufferBytes, kReadChunk))
 {
     setUp(m_client, clientFd);
@@ -38,12 +38,12 @@ Splice::Splice(int clientFd, int upstreamFd, QByteArray toUpstream, QByteArray t
     });
     m_idle.setSingleShot(true);
     connect(&m_idle, &QTimer::timeout, this, [this] { finish(End::Idle); });
-    // What arrived before the splice goes first; then both sides are read.
+    // What arrived before the relay goes first; then both sides are read.
     if (flush(m_up) && flush(m_down))
         updateNotifiers();
 }
 
-Splice::~Splice()
+SocketRelay::~SocketRelay()
 {
     m_finished = true; // no signal from a destructor
     for (Side *side : {&m_client, &m_upstream}) {
@@ -54,7 +54,7 @@ Splice::~Splice()
     }
 }
 
-void Splice::setUp(Side &side, int fd)
+void SocketRelay::setUp(Side &side, int fd)
 {
     side.fd = fd;
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -63,7 +63,7 @@ void Splice::setUp(Side &side, int fd)
     side.writable->setEnabled(false);
 }
 
-void Splice::setIdleTimeout(std::chrono::milliseconds timeout)
+void SocketRelay::setIdleTimeout(std::chrono::milliseconds timeout)
 {
     if (timeout.count() <= 0) {
         m_idle.stop();
@@ -75,13 +75,13 @@ void Splice::setIdleTimeout(std::chrono::milliseconds timeout)
         m_idle.start();
 }
 
-void Splice::activity()
+void SocketRelay::activity()
 {
     if (m_idle.interval() > 0)
         m_idle.start(); // restarted by every byte either way
 }
 
-void Splice::onReadable(Direction &d)
+void SocketRelay::onReadable(Direction &d)
 {
     if (m_finished || d.sourceEnded)
         return;
@@ -112,7 +112,7 @@ void Splice::onReadable(Direction &d)
         updateNotifiers();
 }
 
-bool Splice::flush(Direction &d)
+bool SocketRelay::flush(Direction &d)
 {
     while (d.offset < d.pending.size()) {
         const ssize_t n = ::send(d.to->fd, d.pending.constData() + d.offset,
@@ -147,7 +147,7 @@ bool Splice::flush(Direction &d)
     return true;
 }
 
-void Splice::updateNotifiers()
+void SocketRelay::updateNotifiers()
 {
     if (m_finished)
         return;
@@ -158,12 +158,12 @@ void Splice::updateNotifiers()
     }
 }
 
-void Splice::cut()
+void SocketRelay::cut()
 {
     finish(End::Cut);
 }
 
-void Splice::finish(End end)
+void SocketRelay::finish(End end)
 {
     if (m_finished)
         return;
@@ -178,7 +178,7 @@ void Splice::finish(End end)
     Q_EMIT finished(end);
 }
 
-const char *Splice::endName(End end)
+const char *SocketRelay::endName(End end)
 {
     switch (end) {
     case End::Closed:

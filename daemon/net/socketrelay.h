@@ -12,15 +12,17 @@
 namespace slp {
 
 // Two connected stream sockets joined byte for byte, both ways, until both have ended: the
-// body of a WebSocket tunnel. Nothing is parsed. Each direction holds at most `bufferBytes`
+// body of a WebSocket tunnel. The bytes are read into user space and written out (read(2)
+// and write(2), not splice(2): a direction's buffer bounds what it holds, and a write error
+// is seen as it happens). Nothing is parsed. Each direction holds at most `bufferBytes`
 // its destination has not taken: past that, its source is not read (the kernel's buffers and
 // then TCP hold the sender back), so a slow peer never makes SLP buffer without bound.
 //
 // A half-close is passed on: when one side ends its sending (EOF), the other side's sending
 // is shut down (shutdown(SHUT_WR)) once everything before the EOF was written to it, and the
-// other direction goes on. The splice ends when both directions have ended that way, or at
+// other direction goes on. The relay ends when both directions have ended that way, or at
 // once on a reset or a write error, on the idle timeout, or when cut().
-class Splice : public QObject
+class SocketRelay : public QObject
 {
     Q_OBJECT
 public:
@@ -34,15 +36,15 @@ public:
     };
     Q_ENUM(End)
 
-    // Takes both descriptors (closed with the splice). `toUpstream` / `toClient`: bytes read
-    // before the splice began, written first.
-    Splice(int clientFd, int upstreamFd, QByteArray toUpstream, QByteArray toClient,
-           qint64 bufferBytes, QObject *parent = nullptr);
-    ~Splice() override;
+    // Takes both descriptors (closed with the relay). `toUpstream` / `toClient`: bytes read
+    // before the relay began, written first.
+    SocketRelay(int clientFd, int upstreamFd, QByteArray toUpstream, QByteArray toClient,
+                qint64 bufferBytes, QObject *parent = nullptr);
+    ~SocketRelay() override;
 
     // 0: no idle limit.
     void setIdleTimeout(std::chrono::milliseconds timeout);
-    // Ends the splice now: both connections close.
+    // Ends the relay now: both connections close.
     void cut();
 
     qint64 bytesToUpstream() const { return m_up.moved; }
@@ -54,7 +56,7 @@ public:
 
 Q_SIGNALS:
     // Once; both descriptors are closed by then.
-    void finished(slp::Splice::End end);
+    void finished(slp::SocketRelay::End end);
 
 private:
     struct Side
@@ -68,7 +70,7 @@ private:
     {
         Side *from = nullptr;
         Side *to = nullptr;
-        End readFailure = End::ClientFailed;  // how a failure on `from` ends the splice
+        End readFailure = End::ClientFailed;  // how a failure on `from` ends the relay
         End writeFailure = End::ClientFailed; // ... and one on `to`
         QByteArray pending;
         qsizetype offset = 0;
@@ -79,7 +81,7 @@ private:
 
     void setUp(Side &side, int fd);
     void onReadable(Direction &d);
-    // Writes what `d` holds; false when the splice ended.
+    // Writes what `d` holds; false when the relay ended.
     bool flush(Direction &d);
     void updateNotifiers();
     void activity();
