@@ -114,7 +114,7 @@ def planted(root, max_lines):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--root', default=os.path.join(os.path.dirname(__file__), '..'))
-    parser.add_argument('--max-lines', type=int, default=80)
+    parser.add_argument('--max-lines', type=int, default=60)
     parser.add_argument('--planted', action='store_true')
     args = parser.parse_args()
     root = os.path.abspath(args.root)

@@ -154,7 +154,40 @@ QByteArray catalogEntryToJson(const CatalogEntry &entry, qint64 created)
     return out;
 }
 
-std::optional<Catalog> catalogFromJson(const QByteArray &json, QString *error)
+namespace {
+
+// One entry of data[], index `i`; false with `error` set when a field has the wrong type.
+bool readEntry(const QJsonObject &o, int i, CatalogEntry *e, QString *error)
+{
+    const QJsonValue id = o.value(QLatin1String("id"));
+    if (!id.isString())
+        return fail(error, QStringLiteral("data[%1].id is missing or not a string").arg(i));
+    e->id = id.toString();
+    QString lastProbeAt;
+    if (!readString(o, "upstream_model", &e->upstreamModel, error, i) ||
+        !readString(o, "discovery", &e->discovery, error, i) ||
+        !readString(o, "last_probe", &e->lastProbe, error, i) ||
+        !readString(o, "last_probe_at", &lastProbeAt, error, i) ||
+        !readString(o, "timeout", &e->timeout, error, i) ||
+        !readBool(o, "retry", &e->retry, error, i) ||
+        !readBool(o, "aggregate", &e->aggregate, error, i) ||
+        !readString(o, "stream_idle_timeout", &e->streamIdleTimeout, error, i) ||
+        !readString(o, "sse_keepalive", &e->sseKeepalive, error, i) ||
+        !readString(o, "state", &e->state, error, i) || !readFailure(o, &e->lastFailure, error, i))
+        return false;
+    if (!lastProbeAt.isEmpty()) {
+        const std::optional<QDateTime> when = readTime(lastProbeAt);
+        if (!when)
+            return fail(error, QStringLiteral("data[%1].last_probe_at is not an RFC 3339 time: %2")
+                                   .arg(i)
+                                   .arg(lastProbeAt));
+        e->lastProbeAt = *when;
+    }
+    return true;
+}
+
+// The list's data[] array, or an error naming what the text is instead.
+std::optional<QJsonArray> dataOf(const QByteArray &json, QString *error)
 {
     QJsonParseError perr;
     const QJsonDocument doc = QJsonDocument::fromJson(json, &perr);
@@ -177,54 +210,33 @@ std::optional<Catalog> catalogFromJson(const QByteArray &json, QString *error)
         fail(error, QStringLiteral("\"data\" is not an array"));
         return std::nullopt;
     }
+    return data.toArray();
+}
 
+} // namespace
+
+std::optional<Catalog> catalogFromJson(const QByteArray &json, QString *error)
+{
+    const std::optional<QJsonArray> items = dataOf(json, error);
+    if (!items)
+        return std::nullopt;
     Catalog catalog;
-    const QJsonArray items = data.toArray();
-    for (int i = 0; i < items.size(); ++i) {
-        if (!items.at(i).isObject()) {
+    for (int i = 0; i < items->size(); ++i) {
+        if (!items->at(i).isObject()) {
             fail(error, QStringLiteral("data[%1] is not an object").arg(i));
             return std::nullopt;
         }
-        const QJsonObject o = items.at(i).toObject();
-        CatalogEntry e;
-        const QJsonValue id = o.value(QLatin1String("id"));
-        if (!id.isString()) {
-            fail(error, QStringLiteral("data[%1].id is missing or not a string").arg(i));
-            return std::nullopt;
-        }
-        e.id = id.toString();
+        const QJsonObject o = items->at(i).toObject();
         const QJsonValue created = o.value(QLatin1String("created"));
-        if (!created.isUndefined()) {
-            if (!created.isDouble()) {
-                fail(error, QStringLiteral("data[%1].created is not a number").arg(i));
-                return std::nullopt;
-            }
-            if (i == 0)
-                catalog.created = created.toInteger();
-        }
-        QString lastProbeAt;
-        if (!readString(o, "upstream_model", &e.upstreamModel, error, i) ||
-            !readString(o, "discovery", &e.discovery, error, i) ||
-            !readString(o, "last_probe", &e.lastProbe, error, i) ||
-            !readString(o, "last_probe_at", &lastProbeAt, error, i) ||
-            !readString(o, "timeout", &e.timeout, error, i) ||
-            !readBool(o, "retry", &e.retry, error, i) ||
-            !readBool(o, "aggregate", &e.aggregate, error, i) ||
-            !readString(o, "stream_idle_timeout", &e.streamIdleTimeout, error, i) ||
-            !readString(o, "sse_keepalive", &e.sseKeepalive, error, i) ||
-            !readString(o, "state", &e.state, error, i) ||
-            !readFailure(o, &e.lastFailure, error, i))
+        if (!created.isUndefined() && !created.isDouble()) {
+            fail(error, QStringLiteral("data[%1].created is not a number").arg(i));
             return std::nullopt;
-        if (!lastProbeAt.isEmpty()) {
-            const std::optional<QDateTime> when = readTime(lastProbeAt);
-            if (!when) {
-                fail(error, QStringLiteral("data[%1].last_probe_at is not an RFC 3339 time: %2")
-                                .arg(i)
-                                .arg(lastProbeAt));
-                return std::nullopt;
-            }
-            e.lastProbeAt = *when;
         }
+        if (i == 0 && created.isDouble())
+            catalog.created = created.toInteger();
+        CatalogEntry e;
+        if (!readEntry(o, i, &e, error))
+            return std::nullopt;
         catalog.entries.append(e);
     }
     return catalog;

@@ -317,27 +317,37 @@ inline Scanner::Step Scanner::scanString(qsizetype &pos, bool &hasEscapes)
             return fail(QStringLiteral("control character 0x%1 in string at byte %2")
                             .arg(c, 2, 16, QLatin1Char('0'))
                             .arg(pos));
-        const auto *u = reinterpret_cast<const uchar *>(m_p);
-        // A sequence is at most 4 bytes: with fewer there, it is judged when more come.
-        if (m_n - pos < 4 && !m_final)
+        const Step step = scanUtf8(pos);
+        if (step == Step::NeedMore)
             return waitAt(pos);
-        // Inline the common well-formed cases (accented Latin, CJK); the rest is checked in full.
-        if (c >= 0xE1 && c <= 0xEC && pos + 2 < m_n && (u[pos + 1] & 0xC0) == 0x80 &&
-            (u[pos + 2] & 0xC0) == 0x80) {
-            pos += 3;
-            continue;
-        }
-        if (c >= 0xC2 && c <= 0xDF && pos + 1 < m_n && (u[pos + 1] & 0xC0) == 0x80) {
-            pos += 2;
-            continue;
-        }
-        // Per Unicode table 3-7: no overlong forms, no encoded surrogates, nothing above
-        // U+10FFFF.
-        const qsizetype len = utf8SequenceLength(u, pos, m_n);
-        if (len == 0)
-            return fail(QStringLiteral("invalid UTF-8 in string at byte %1").arg(pos));
-        pos += len;
+        if (step == Step::Fail)
+            return step;
     }
+}
+
+inline Scanner::Step Scanner::scanUtf8(qsizetype &pos)
+{
+    const auto *u = reinterpret_cast<const uchar *>(m_p);
+    const uchar c = u[pos];
+    // A sequence is at most 4 bytes: with fewer there, it is judged when more come.
+    if (m_n - pos < 4 && !m_final)
+        return Step::NeedMore;
+    // Inline the common well-formed cases (accented Latin, CJK); the rest is checked in full.
+    if (c >= 0xE1 && c <= 0xEC && pos + 2 < m_n && (u[pos + 1] & 0xC0) == 0x80 &&
+        (u[pos + 2] & 0xC0) == 0x80) {
+        pos += 3;
+        return Step::Ok;
+    }
+    if (c >= 0xC2 && c <= 0xDF && pos + 1 < m_n && (u[pos + 1] & 0xC0) == 0x80) {
+        pos += 2;
+        return Step::Ok;
+    }
+    // Per Unicode table 3-7: no overlong forms, no encoded surrogates, nothing above U+10FFFF.
+    const qsizetype len = utf8SequenceLength(u, pos, m_n);
+    if (len == 0)
+        return fail(QStringLiteral("invalid UTF-8 in string at byte %1").arg(pos));
+    pos += len;
+    return Step::Ok;
 }
 
 // RFC 8259: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?

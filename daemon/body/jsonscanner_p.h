@@ -91,6 +91,8 @@ private:
     // the tokens
     Step scanString(qsizetype &pos, bool &hasEscapes);
     Step scanEscape(qsizetype &pos, qsizetype start);
+    // A non-ASCII byte at pos starts a UTF-8 sequence: on Ok pos is one past it.
+    Step scanUtf8(qsizetype &pos);
     Step scanNumber(qsizetype &pos);
     Step scanLiteral(qsizetype &pos, const char *lit, qsizetype len);
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <optional>
+
 #include "config/keytable.h"
 
 #include <QSet>
@@ -59,6 +61,9 @@ public:
     ConfigResult run();
 
 private:
+    // The one YAML document, a mapping; null (an error said why) otherwise.
+    std::optional<YAML::Node> loadRoot();
+    void readSections(const YAML::Node &root);
     void readTopLevel(const QHash<QString, Field> &top); // toplevel.cpp
     void readDiscovery(const Field &f);
     void readBackends(const Field &f); // backends.cpp
@@ -66,6 +71,10 @@ private:
     void readEditions(const Field &f); // editions.cpp
     void readEdition(const YAML::Node &node, int index);
     void expandEdition(const Edition &ed, bool addRoutes);
+    // The edition's route for backend `backendIndex` at `origin` (`values`: the URL
+    // template's), or null when its model renders empty (reported).
+    std::optional<Route> editionRoute(const Edition &ed, int backendIndex, const QString &origin,
+                                      QHash<QString, QString> values);
     void checkDuplicateIds();
     void checkUnixUnderQnam();
 

@@ -14,6 +14,27 @@ namespace configc {
 
 ConfigResult Compiler::run()
 {
+    if (const std::optional<YAML::Node> root = loadRoot()) {
+        try {
+            readSections(*root);
+        } catch (const YAML::Exception &e) {
+            // Not expected (we never call as<>()), but a config error beats a crash.
+            m_in.error(e.mark,
+                       QStringLiteral("cannot read YAML: %1").arg(QString::fromStdString(e.msg)),
+                       QStringLiteral("check the YAML syntax"));
+        }
+    }
+    if (m_in.errors().isEmpty())
+        return m_config;
+    QList<ConfigError> &errors = m_in.errors();
+    std::stable_sort(errors.begin(), errors.end(), [](const ConfigError &a, const ConfigError &b) {
+        return std::pair(a.line, a.column) < std::pair(b.line, b.column);
+    });
+    return errors;
+}
+
+std::optional<YAML::Node> Compiler::loadRoot()
+{
     std::vector<YAML::Node> docs;
     try {
         docs = YAML::LoadAll(m_in.source().toStdString());
@@ -22,58 +43,43 @@ ConfigResult Compiler::run()
             e.mark, QStringLiteral("YAML syntax error: %1").arg(QString::fromStdString(e.msg)),
             QStringLiteral("check the indentation, quotes and brackets on or just before this "
                            "line"));
-        return m_in.errors();
+        return std::nullopt;
     } catch (const YAML::Exception &e) {
         m_in.error(e.mark,
                    QStringLiteral("cannot read YAML: %1").arg(QString::fromStdString(e.msg)),
                    QStringLiteral("check the YAML syntax"));
-        return m_in.errors();
+        return std::nullopt;
     }
-
     if (docs.empty() || docs.front().IsNull()) {
         m_in.error(YAML::Mark::null_mark(), QStringLiteral("the config is empty"),
                    QStringLiteral("add a backends: list with at least one name and url"));
-        return m_in.errors();
+        return std::nullopt;
     }
     if (docs.size() > 1) {
         m_in.error(docs[1].Mark(), QStringLiteral("more than one YAML document in the config"),
                    QStringLiteral("keep one document: remove the \"---\" separator"));
-        return m_in.errors();
+        return std::nullopt;
     }
-    const YAML::Node &root = docs.front();
-    if (!root.IsMap()) {
-        m_in.error(root.Mark(),
+    if (!docs.front().IsMap()) {
+        m_in.error(docs.front().Mark(),
                    QStringLiteral("the config must be a mapping of keys (listen:, backends:, ...), "
                                   "not %1")
-                       .arg(kindOf(root)),
+                       .arg(kindOf(docs.front())),
                    QStringLiteral("start with \"backends:\" at the beginning of a line"));
-        return m_in.errors();
+        return std::nullopt;
     }
+    return docs.front();
+}
 
-    try {
-        const auto top = m_in.fields(root, QString(), keyNames(topLevelKeys()));
-        readTopLevel(top);
-        readDiscovery(top.value(QStringLiteral("discovery")));
-        readBackends(top.value(QStringLiteral("backends")));
-        readEditions(top.value(QStringLiteral("editions")));
-        checkDuplicateIds();
-        checkUnixUnderQnam();
-    } catch (const YAML::Exception &e) {
-        // Not expected (we never call as<>()), but a config error beats a crash.
-        m_in.error(e.mark,
-                   QStringLiteral("cannot read YAML: %1").arg(QString::fromStdString(e.msg)),
-                   QStringLiteral("check the YAML syntax"));
-    }
-
-    if (!m_in.errors().isEmpty()) {
-        QList<ConfigError> &errors = m_in.errors();
-        std::stable_sort(errors.begin(), errors.end(),
-                         [](const ConfigError &a, const ConfigError &b) {
-                             return std::pair(a.line, a.column) < std::pair(b.line, b.column);
-                         });
-        return m_in.errors();
-    }
-    return m_config;
+void Compiler::readSections(const YAML::Node &root)
+{
+    const auto top = m_in.fields(root, QString(), keyNames(topLevelKeys()));
+    readTopLevel(top);
+    readDiscovery(top.value(QStringLiteral("discovery")));
+    readBackends(top.value(QStringLiteral("backends")));
+    readEditions(top.value(QStringLiteral("editions")));
+    checkDuplicateIds();
+    checkUnixUnderQnam();
 }
 
 // Qt 6.4's QNetworkAccessManager cannot dial a Unix socket (local-socket URLs came to

@@ -230,42 +230,50 @@ void Compiler::expandEdition(const Edition &ed, bool addRoutes)
         }
         if (!addRoutes)
             continue;
-
-        Route r = ed.route; // the edition's own per-route keys: never the backend's
-        r.id = b.name + ed.suffix;
-        r.backendName = b.name;
-        r.isEdition = true;
-        r.origin = *origin;
-        r.url = QUrl(*origin);
-        r.retry = false;
-        r.line = ed.line;
-        if (!ed.modelTemplate) {
-            r.nameSource = NameSource::Passthrough;
-        } else if (ed.modelTemplate->uses(QStringLiteral("Model")) && !b.pin) {
-            // The backend's name is only known at runtime: re-rendered as discovery learns it.
-            r.nameSource = NameSource::FollowsBackend;
-            r.followsRoute = bi;
-            r.modelTemplate = ed.modelTemplate;
-        } else {
-            if (b.pin)
-                values.insert(QStringLiteral("Model"), *b.pin);
-            r.nameSource = NameSource::Pinned;
-            r.pinnedModel = ed.modelTemplate->render(values);
-            if (r.pinnedModel.trimmed().isEmpty()) {
-                m_in.error(ed.modelField.mark(),
-                           QStringLiteral("%1.model renders an empty name for backend \"%2\"")
-                               .arg(ed.path, b.name),
-                           QStringLiteral("remove model: to forward the edition's id unchanged"));
-                continue;
-            }
+        if (std::optional<Route> r = editionRoute(ed, bi, *origin, values)) {
+            m_config.routes.append(*r);
+            m_routeColumns.append(ed.column);
         }
-        m_config.routes.append(r);
-        m_routeColumns.append(ed.column);
     }
     if (badUrls > 1)
         firstBadUrl += QStringLiteral(" (and %1 more backends)").arg(badUrls - 1);
     if (badUrls > 0)
         m_in.error(ed.urlField.mark(), firstBadUrl, firstBadHint);
+}
+
+std::optional<Route> Compiler::editionRoute(const Edition &ed, int backendIndex,
+                                            const QString &origin, QHash<QString, QString> values)
+{
+    const Backend &b = m_backends[backendIndex];
+    Route r = ed.route; // the edition's own per-route keys: never the backend's
+    r.id = b.name + ed.suffix;
+    r.backendName = b.name;
+    r.isEdition = true;
+    r.origin = origin;
+    r.url = QUrl(origin);
+    r.retry = false;
+    r.line = ed.line;
+    if (!ed.modelTemplate) {
+        r.nameSource = NameSource::Passthrough;
+    } else if (ed.modelTemplate->uses(QStringLiteral("Model")) && !b.pin) {
+        // The backend's name is only known at runtime: re-rendered as discovery learns it.
+        r.nameSource = NameSource::FollowsBackend;
+        r.followsRoute = backendIndex;
+        r.modelTemplate = ed.modelTemplate;
+    } else {
+        if (b.pin)
+            values.insert(QStringLiteral("Model"), *b.pin);
+        r.nameSource = NameSource::Pinned;
+        r.pinnedModel = ed.modelTemplate->render(values);
+        if (r.pinnedModel.trimmed().isEmpty()) {
+            m_in.error(ed.modelField.mark(),
+                       QStringLiteral("%1.model renders an empty name for backend \"%2\"")
+                           .arg(ed.path, b.name),
+                       QStringLiteral("remove model: to forward the edition's id unchanged"));
+            return std::nullopt;
+        }
+    }
+    return r;
 }
 
 } // namespace slp::configc

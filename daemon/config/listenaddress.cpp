@@ -3,79 +3,103 @@
 
 namespace slp {
 
-std::optional<ListenAddress> parseListenAddress(const QString &text, QString *error)
-{
-    const auto fail = [&](const QString &why) -> std::optional<ListenAddress> {
-        if (error)
-            *error = why;
-        return std::nullopt;
-    };
+namespace {
 
-    if (text.startsWith(QLatin1String("unix:"))) {
-        ListenAddress addr;
-        addr.unixPath = text.mid(5);
-        addr.text = text;
-        // sun_path holds 108 bytes with its terminating NUL.
-        if (addr.unixPath.isEmpty())
-            return fail(
-                QStringLiteral("missing path in \"%1\" (unix:/run/slp/slp.sock)").arg(text));
-        if (addr.unixPath.toLocal8Bit().size() > 107)
-            return fail(
-                QStringLiteral("socket path \"%1\" is longer than 107 bytes").arg(addr.unixPath));
-        return addr;
-    }
-    QString hostPart;
-    QString portPart;
+// "unix:/PATH": the socket file's path, which sun_path bounds (108 bytes with its NUL).
+QString parseUnix(const QString &text, ListenAddress *addr)
+{
+    addr->unixPath = text.mid(5);
+    addr->text = text;
+    if (addr->unixPath.isEmpty())
+        return QStringLiteral("missing path in \"%1\" (unix:/run/slp/slp.sock)").arg(text);
+    if (addr->unixPath.toLocal8Bit().size() > 107)
+        return QStringLiteral("socket path \"%1\" is longer than 107 bytes").arg(addr->unixPath);
+    return {};
+}
+
+// "HOST:PORT", ":PORT" or "[V6]:PORT" into its two parts.
+QString splitHostPort(const QString &text, QString *host, QString *port)
+{
     if (text.startsWith(QLatin1Char('['))) {
         const qsizetype close = text.indexOf(QLatin1Char(']'));
         if (close < 0)
-            return fail(QStringLiteral("missing \"]\" in address \"%1\"").arg(text));
+            return QStringLiteral("missing \"]\" in address \"%1\"").arg(text);
         if (close + 1 >= text.size() || text[close + 1] != QLatin1Char(':'))
-            return fail(QStringLiteral("missing port in address \"%1\"").arg(text));
-        hostPart = text.mid(1, close - 1);
-        portPart = text.mid(close + 2);
-        if (!hostPart.contains(QLatin1Char(':')))
-            return fail(QStringLiteral("\"%1\" in brackets is not an IPv6 address").arg(hostPart));
+            return QStringLiteral("missing port in address \"%1\"").arg(text);
+        *host = text.mid(1, close - 1);
+        *port = text.mid(close + 2);
+        if (!host->contains(QLatin1Char(':')))
+            return QStringLiteral("\"%1\" in brackets is not an IPv6 address").arg(*host);
     } else {
         const qsizetype colon = text.lastIndexOf(QLatin1Char(':'));
         if (colon < 0)
-            return fail(QStringLiteral("missing port in address \"%1\"").arg(text));
-        hostPart = text.left(colon);
-        portPart = text.mid(colon + 1);
-        if (hostPart.contains(QLatin1Char(':')))
-            return fail(QStringLiteral("too many colons in address \"%1\" (IPv6 needs brackets)")
-                            .arg(text));
+            return QStringLiteral("missing port in address \"%1\"").arg(text);
+        *host = text.left(colon);
+        *port = text.mid(colon + 1);
+        if (host->contains(QLatin1Char(':')))
+            return QStringLiteral("too many colons in address \"%1\" (IPv6 needs brackets)")
+                .arg(text);
     }
+    if (port->isEmpty())
+        return QStringLiteral("missing port in address \"%1\"").arg(text);
+    return {};
+}
 
-    if (portPart.isEmpty())
-        return fail(QStringLiteral("missing port in address \"%1\"").arg(text));
-    bool digitsOnly = portPart.size() <= 5;
-    for (const QChar c : portPart)
+QString parsePort(const QString &text, quint16 *port)
+{
+    bool digitsOnly = text.size() <= 5;
+    for (const QChar c : text)
         digitsOnly = digitsOnly && c >= QLatin1Char('0') && c <= QLatin1Char('9');
-    const uint port = digitsOnly ? portPart.toUInt() : 70000;
-    if (port > 65535)
-        return fail(QStringLiteral("invalid port \"%1\" (0 to 65535)").arg(portPart));
+    const uint value = digitsOnly ? text.toUInt() : 70000;
+    if (value > 65535)
+        return QStringLiteral("invalid port \"%1\" (0 to 65535)").arg(text);
+    *port = quint16(value);
+    return {};
+}
 
-    ListenAddress addr;
-    addr.port = quint16(port);
-    addr.text = text;
-    if (hostPart.isEmpty()) {
-        addr.host = QHostAddress(QHostAddress::Any);
-    } else if (hostPart.compare(QLatin1String("localhost"), Qt::CaseInsensitive) == 0) {
-        // Resolved here rather than through DNS: loading the config never touches the network.
-        addr.host = QHostAddress(QHostAddress::LocalHost);
+// An IP literal, "localhost", or empty (every interface): never a name looked up, so loading
+// the config never touches the network.
+QString parseHost(const QString &text, bool bracketed, QHostAddress *host)
+{
+    if (text.isEmpty()) {
+        *host = QHostAddress(QHostAddress::Any);
+    } else if (text.compare(QLatin1String("localhost"), Qt::CaseInsensitive) == 0) {
+        *host = QHostAddress(QHostAddress::LocalHost);
     } else {
-        QHostAddress host;
-        if (!host.setAddress(hostPart))
-            return fail(QStringLiteral("\"%1\" is not an IP address (use an IP literal, "
-                                       "localhost, or leave it empty for all interfaces)")
-                            .arg(hostPart));
+        if (!host->setAddress(text))
+            return QStringLiteral("\"%1\" is not an IP address (use an IP literal, "
+                                  "localhost, or leave it empty for all interfaces)")
+                .arg(text);
         // IPv6 scope ids or IPv4 written inside brackets would be surprising: refuse them.
-        if (text.startsWith(QLatin1Char('[')) != (host.protocol() == QAbstractSocket::IPv6Protocol))
-            return fail(QStringLiteral("\"%1\" is not a valid host for this form").arg(hostPart));
-        addr.host = host;
+        if (bracketed != (host->protocol() == QAbstractSocket::IPv6Protocol))
+            return QStringLiteral("\"%1\" is not a valid host for this form").arg(text);
     }
-    return addr;
+    return {};
+}
+
+} // namespace
+
+std::optional<ListenAddress> parseListenAddress(const QString &text, QString *error)
+{
+    ListenAddress addr;
+    QString why;
+    if (text.startsWith(QLatin1String("unix:"))) {
+        why = parseUnix(text, &addr);
+    } else {
+        QString host;
+        QString port;
+        addr.text = text;
+        why = splitHostPort(text, &host, &port);
+        if (why.isEmpty())
+            why = parsePort(port, &addr.port);
+        if (why.isEmpty())
+            why = parseHost(host, text.startsWith(QLatin1Char('[')), &addr.host);
+    }
+    if (why.isEmpty())
+        return addr;
+    if (error)
+        *error = why;
+    return std::nullopt;
 }
 
 } // namespace slp

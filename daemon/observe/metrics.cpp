@@ -142,8 +142,12 @@ QByteArray MetricsRegistry::render() const
     return out;
 }
 
-void declareSlpMetrics(MetricsRegistry &registry)
+namespace {
+
+// What requests and backends do: counts, times, discovery.
+void declareRequestMetrics(MetricsRegistry &registry)
 {
+    using T = MetricsRegistry::Type;
     using T = MetricsRegistry::Type;
     registry.declare(metric::requestsTotal, T::Counter,
                      QStringLiteral("Requests answered, by exposed model id and HTTP status."));
@@ -163,6 +167,12 @@ void declareSlpMetrics(MetricsRegistry &registry)
     registry.declare(
         metric::upstreamAttempts, T::Counter,
         QStringLiteral("Upstream attempts that failed before a response head, by reason."));
+}
+
+// The client side and SLP's own share: connections, in-flight requests, overhead.
+void declareConnectionMetrics(MetricsRegistry &registry)
+{
+    using T = MetricsRegistry::Type;
     registry.declare(metric::clientConnections, T::Gauge,
                      QStringLiteral("Open client connections."));
     registry.declare(metric::inflightRequests, T::Gauge,
@@ -180,6 +190,12 @@ void declareSlpMetrics(MetricsRegistry &registry)
                        "request to upstream hand-over, plus upstream head to client "
                        "head written."),
         {1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 1e-1});
+}
+
+// Per route: in flight, stream timers, broken responses, state, bodies, tunnels.
+void declareRouteMetrics(MetricsRegistry &registry)
+{
+    using T = MetricsRegistry::Type;
     registry.declare(metric::routeInflight, T::Gauge,
                      QStringLiteral("Requests being forwarded right now, by route."));
     registry.declare(metric::streamIdleTimeouts, T::Counter,
@@ -208,6 +224,15 @@ void declareSlpMetrics(MetricsRegistry &registry)
                      QStringLiteral("Bytes carried by closed WebSocket tunnels, by route and "
                                     "direction (up: client to upstream; down: upstream to "
                                     "client)."));
+}
+
+} // namespace
+
+void declareSlpMetrics(MetricsRegistry &registry)
+{
+    declareRequestMetrics(registry);
+    declareConnectionMetrics(registry);
+    declareRouteMetrics(registry);
 }
 
 PromLabels metric::modelLabels(const QString &modelId)

@@ -56,7 +56,14 @@ MonitorWindow::MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *
 {
     setWindowTitle(QStringLiteral("SLP monitor"));
     setWindowIcon(healthIcon(Health::Ok));
+    setUpLabels();
+    setUpTable();
+    layOut();
+    resize(1240, 660);
+}
 
+void MonitorWindow::setUpLabels()
+{
     QFont bold = m_headline->font();
     bold.setBold(true);
     m_headline->setFont(bold);
@@ -75,7 +82,10 @@ MonitorWindow::MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *
                                         "did not end cleanly (slp_responses_broken_total), over "
                                         "every route"));
     m_sparkline->setToolTip(QStringLiteral("Requests per poll over the last hour (red: failed)"));
+}
 
+void MonitorWindow::setUpTable()
+{
     auto *proxy = new StateIconProxy(this);
     proxy->setSourceModel(m_routes);
     m_table->setModel(proxy);
@@ -95,7 +105,10 @@ MonitorWindow::MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *
         m_table->selectRow(index.row());
         updateDetails();
     });
+}
 
+void MonitorWindow::layOut()
+{
     auto *refresh = new QPushButton(QStringLiteral("Refresh"), this);
     auto *copy = new QPushButton(QStringLiteral("Copy mapping"), this);
     copy->setToolTip(QStringLiteral("Copy the model id \u2192 upstream model table"));
@@ -129,7 +142,6 @@ MonitorWindow::MonitorWindow(RouteTableModel *routes, bool standalone, QWidget *
     layout->addWidget(m_table, 1);
     layout->addWidget(m_details);
     layout->addLayout(buttons);
-    resize(1240, 660);
 }
 
 void MonitorWindow::showWaiting(const QUrl &url)

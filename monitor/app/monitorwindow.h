@@ -43,6 +43,10 @@ protected:
     void closeEvent(QCloseEvent *event) override;
 
 private:
+    // The constructor's steps: the labels, the route table, the layout with its buttons.
+    void setUpLabels();
+    void setUpTable();
+    void layOut();
     void copyMapping();
     void updateDetails();
     QString selectedRouteId() const;

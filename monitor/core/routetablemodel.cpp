@@ -67,69 +67,87 @@ int RouteTableModel::columnCount(const QModelIndex &parent) const
     return parent.isValid() ? 0 : ColumnCount;
 }
 
-QVariant RouteTableModel::data(const QModelIndex &index, int role) const
+namespace {
+
+QVariant toolTip(const RouteStatus &r, int column)
 {
-    if (!index.isValid() || index.row() >= m_routes.size())
-        return {};
-    const RouteStatus &r = m_routes[index.row()];
     const CatalogEntry &e = r.entry;
-    if (role == StateRole)
-        return int(r.state);
-    if (role == HealthRole)
-        return int(routeHealth(r));
-    if (role == ConditionRole) {
-        const std::optional<RouteCondition> shown = shownCondition(r);
-        return shown ? QVariant(int(*shown)) : QVariant();
-    }
-    if (role == Qt::TextAlignmentRole && index.column() >= PerMinute &&
-        index.column() <= TimeToFirstByte)
-        return int(Qt::AlignRight | Qt::AlignVCenter);
-    if (role == Qt::ToolTipRole) {
-        if (index.column() == LastProbe && e.lastProbeAt.isValid())
-            return e.lastProbeAt.toLocalTime().toString(Qt::ISODate);
-        if (index.column() == State && r.state == RouteState::Ambiguous)
-            return QStringLiteral("The backend serves zero or several models; SLP keeps the "
-                                  "last known name");
-        if (index.column() == State && r.condition != RouteCondition::Ok)
-            return conditionToolTip(r);
-        if (index.column() >= PerMinute && index.column() <= TimeToFirstByte)
-            return QStringLiteral("Since SLP started: %1").arg(totalsText(r.counters));
-        return {};
-    }
-    if (role != Qt::DisplayRole)
-        return {};
+    if (column == RouteTableModel::LastProbe && e.lastProbeAt.isValid())
+        return e.lastProbeAt.toLocalTime().toString(Qt::ISODate);
+    if (column == RouteTableModel::State && r.state == RouteState::Ambiguous)
+        return QStringLiteral("The backend serves zero or several models; SLP keeps the "
+                              "last known name");
+    if (column == RouteTableModel::State && r.condition != RouteCondition::Ok)
+        return conditionToolTip(r);
+    if (column >= RouteTableModel::PerMinute && column <= RouteTableModel::TimeToFirstByte)
+        return QStringLiteral("Since SLP started: %1").arg(totalsText(r.counters));
+    return {};
+}
+
+QVariant displayText(const RouteStatus &r, int column)
+{
+    const CatalogEntry &e = r.entry;
     const auto yesNo = [](bool b) { return b ? QStringLiteral("yes") : QStringLiteral("no"); };
-    switch (index.column()) {
-    case Id:
+    switch (column) {
+    case RouteTableModel::Id:
         return e.id;
-    case Upstream:
+    case RouteTableModel::Upstream:
         return r.upstreamName();
-    case State:
+    case RouteTableModel::State:
         return routeStateText(r);
-    case PerMinute:
+    case RouteTableModel::PerMinute:
         return formatPerMinute(r.traffic);
-    case Failed:
+    case RouteTableModel::Failed:
         return r.traffic.measured ? QString::number(qRound64(r.traffic.failed))
                                   : QStringLiteral("\u2014");
-    case InFlight:
+    case RouteTableModel::InFlight:
         return QString::number(qRound64(r.inflight));
-    case TimeToFirstByte:
+    case RouteTableModel::TimeToFirstByte:
         return formatSeconds(r.traffic.ttfbP50);
-    case Discovery:
+    case RouteTableModel::Discovery:
         return e.discovery;
-    case LastProbe:
+    case RouteTableModel::LastProbe:
         if (e.lastProbe.isEmpty())
             return QStringLiteral("\u2014");
         return e.lastProbeAt.isValid()
                    ? QStringLiteral("%1 at %2")
                          .arg(e.lastProbe, e.lastProbeAt.toLocalTime().toString(u"HH:mm:ss"))
                    : e.lastProbe;
-    case Timeout:
+    case RouteTableModel::Timeout:
         return e.timeout;
-    case Retry:
+    case RouteTableModel::Retry:
         return yesNo(e.retry);
-    case Aggregate:
+    case RouteTableModel::Aggregate:
         return yesNo(e.aggregate);
+    default:
+        return {};
+    }
+}
+
+} // namespace
+
+QVariant RouteTableModel::data(const QModelIndex &index, int role) const
+{
+    if (!index.isValid() || index.row() >= m_routes.size())
+        return {};
+    const RouteStatus &r = m_routes[index.row()];
+    switch (role) {
+    case StateRole:
+        return int(r.state);
+    case HealthRole:
+        return int(routeHealth(r));
+    case ConditionRole: {
+        const std::optional<RouteCondition> shown = shownCondition(r);
+        return shown ? QVariant(int(*shown)) : QVariant();
+    }
+    case Qt::TextAlignmentRole:
+        if (index.column() >= PerMinute && index.column() <= TimeToFirstByte)
+            return int(Qt::AlignRight | Qt::AlignVCenter);
+        return {};
+    case Qt::ToolTipRole:
+        return toolTip(r, index.column());
+    case Qt::DisplayRole:
+        return displayText(r, index.column());
     default:
         return {};
     }
