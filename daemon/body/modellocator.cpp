@@ -38,7 +38,7 @@ ModelLocator::ModelLocator(const HeaderList &headers)
     // `curl -d '{...}'` labels JSON as a form: that keeps working; a real form does not.
     m_form = isMediaType(contentType, "application/x-www-form-urlencoded");
     if (!isMediaType(contentType, "multipart/form-data"))
-        return; // JSON, as every request was routed before multipart: also with no Content-Type
+        return; // JSON: the OpenAI API's bodies are, and clients often send no Content-Type
     m_where.m_kind = ModelLocation::Kind::Multipart;
     const HeaderParameters type = parseHeaderParameters(contentType);
     m_where.m_boundary = type.value("boundary");

@@ -182,7 +182,7 @@ QString routeDumpLine(const Config &config, int index, int width)
     const Route &r = config.routes.at(index);
     QString line =
         routeDumpName(config, r, r.id.leftJustified(width) + QStringLiteral(" -> ") + r.origin);
-    // Only when set, so a route without them reads as it always did.
+    // Only when set: the dump line is the contract's `NAME -> URL ...`, timers are extra.
     if (r.streamIdleTimeout.count() > 0)
         line += QStringLiteral(" stream_idle_timeout=") + formatGoDuration(r.streamIdleTimeout);
     if (r.sseKeepalive.count() > 0)

@@ -33,7 +33,8 @@ QString quotedName(const QString &name)
     return quoteForLog(name.toUtf8(), int(kMaxModelIdBytes));
 }
 
-// In the ambiguous list, a plain id stands bare as it always did; anything else is quoted.
+// In the ambiguous list a plain id stands bare, as the contract's `[a b]` shows it; anything
+// that could break the line or the list (space, quote, control, non-ASCII) is quoted.
 QString listedName(const QString &name)
 {
     for (const QChar c : name)
