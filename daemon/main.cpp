@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/commandline.h"
 #include "app/daemon.h"
+#include "app/healthcheck.h"
 #include "app/yamldeadline.h"
 #include "config/config.h"
 #include "net/epolldispatcher.h"
@@ -84,6 +85,7 @@ std::optional<int> answerWithoutConfig(const CommandLine &cl)
         std::printf("slp %s\n", SLP_VERSION);
         return 0;
     case CommandLine::Action::Check:
+    case CommandLine::Action::HealthCheck:
     case CommandLine::Action::Serve:
         break;
     }
@@ -97,6 +99,62 @@ int printCheck(const Config &config)
     std::printf("upstream_transport: %s\n", qPrintable(config.upstreamTransport));
     std::printf("config ok: %lld routes\n", static_cast<long long>(config.routes.size()));
     return 0;
+}
+
+int unhealthy(const QString &why)
+{
+    std::fprintf(stderr, "slp: health check failed: %s\n", qPrintable(why));
+    return 1;
+}
+
+// The address --health-check asks: --listen, else the config's listen: (the config compiled
+// in full, as --check does, so a config slp would refuse fails the check too).
+std::optional<ListenAddress> healthListen(const CommandLine &cl, QString *why)
+{
+    if (cl.configPath.isEmpty()) {
+        const auto listen = parseListenAddress(cl.listen, why);
+        if (!listen)
+            *why = QStringLiteral("--listen %1: %2").arg(cl.listen, *why);
+        return listen;
+    }
+    std::optional<ConfigResult> parsed = loadWithinDeadline(loaderFor(cl));
+    if (!parsed) {
+        std::fprintf(stderr, "slp: health check failed: config error: %s\n",
+                     qPrintable(yamlDeadlineMessage(cl.configPath)));
+        std::fflush(stderr);
+        std::_Exit(1); // the parse still runs on its thread
+    }
+    if (const auto *errors = std::get_if<QList<ConfigError>>(&*parsed)) {
+        *why = QStringLiteral("config error: ") + errors->constFirst().toString();
+        if (errors->size() > 1)
+            *why += QStringLiteral(" (and %1 more: slp --check)").arg(errors->size() - 1);
+        return std::nullopt;
+    }
+    return std::get<Config>(*parsed).listen;
+}
+
+// One GET /healthz, bounded by HealthCheck::kDefaultBound; the event loop runs only for it.
+int runHealthCheck(const CommandLine &cl)
+{
+    QString why;
+    const std::optional<ListenAddress> listen = healthListen(cl, &why);
+    if (!listen)
+        return unhealthy(why);
+    const std::optional<HealthTarget> target = healthTargetFor(*listen, &why);
+    if (!target)
+        return unhealthy(why);
+    HealthCheck check(*target, HealthCheck::kDefaultBound);
+    QObject::connect(&check, &HealthCheck::finished, [&](bool healthy, const QString &message) {
+        if (healthy)
+            std::printf("slp: healthy: %s answered /healthz with %s\n", qPrintable(target->text()),
+                        qPrintable(message));
+        else
+            unhealthy(QStringLiteral("%1: %2").arg(target->text(), message));
+        QCoreApplication::exit(healthy ? 0 : 1);
+    });
+    // Started from the loop: a refusal reported at once must find the loop running to end it.
+    QTimer::singleShot(0, &check, &HealthCheck::start);
+    return QCoreApplication::exec();
 }
 
 // Each proxied stream holds two descriptors (client and upstream): the default soft limit
@@ -123,6 +181,8 @@ int main(int argc, char *argv[])
     const CommandLine cl = parseCommandLine(app.arguments().mid(1));
     if (const std::optional<int> code = answerWithoutConfig(cl))
         return *code;
+    if (cl.action == CommandLine::Action::HealthCheck)
+        return runHealthCheck(cl);
     const Daemon::ConfigLoader load = loaderFor(cl);
     // Bounded: yaml-cpp 0.7 can hang on a malformed file (yamldeadline.h).
     std::optional<ConfigResult> parsed = loadWithinDeadline(load);

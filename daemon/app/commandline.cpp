@@ -10,6 +10,7 @@ QString usageText()
     return QStringLiteral(
         "usage: slp --config FILE [--listen ADDR] [--log-requests] [--watch-config]\n"
         "       slp --check --config FILE\n"
+        "       slp --health-check [--config FILE] [--listen ADDR]\n"
         "       slp --version | --help\n"
         "\n"
         "SLP, the Simple LLM Proxy: one OpenAI-compatible endpoint in front of several\n"
@@ -17,6 +18,9 @@ QString usageText()
         "\n"
         "  --config FILE     the YAML config (backends, editions, limits)\n"
         "  --check           compile the config, print the route table, exit (contacts nothing)\n"
+        "  --health-check    GET /healthz where the config's listen: (or --listen) says slp\n"
+        "                    serves (\":8080\" is asked on 127.0.0.1, \"[::]:8080\" on [::1]);\n"
+        "                    exit 0 on a 200 within 3 s, else 1 and the reason\n"
         "  --listen ADDR     override listen: (\":8080\", \"127.0.0.1:8080\", \"[::1]:8080\",\n"
         "                    \"unix:/run/slp/slp.sock\")\n"
         "  --log-requests    log every forwarded request for this run\n"
@@ -28,6 +32,20 @@ QString usageText()
         "Under systemd: Type=notify (readiness, status, watchdog) and socket activation.\n");
 }
 
+namespace {
+// --health-check asks where slp listens: the config's listen:, or --listen instead (which
+// needs no config at all).
+void healthCheckAction(const StrictArgs &args, CommandLine *cl)
+{
+    if (args.has(QStringLiteral("check")))
+        cl->error = QStringLiteral("--check and --health-check: choose one");
+    else if (cl->configPath.isEmpty() && cl->listen.isEmpty())
+        cl->error = QStringLiteral("--health-check needs --config FILE or --listen ADDR");
+    else
+        cl->action = CommandLine::Action::HealthCheck;
+}
+} // namespace
+
 CommandLine parseCommandLine(const QStringList &arguments)
 {
     const StrictArgs args = parseStrictArgs(
@@ -35,6 +53,7 @@ CommandLine parseCommandLine(const QStringList &arguments)
         {{QStringLiteral("config"), true, QStringLiteral("a file name")},
          {QStringLiteral("listen"), true, QStringLiteral("an address such as 127.0.0.1:8080")},
          {QStringLiteral("check"), false, {}},
+         {QStringLiteral("health-check"), false, {}},
          {QStringLiteral("log-requests"), false, {}},
          {QStringLiteral("watch-config"), false, {}},
          {QStringLiteral("version"), false, {}},
@@ -53,6 +72,8 @@ CommandLine parseCommandLine(const QStringList &arguments)
         cl.action = CommandLine::Action::Help;
     } else if (args.has(QStringLiteral("version"))) {
         cl.action = CommandLine::Action::Version;
+    } else if (args.has(QStringLiteral("health-check"))) {
+        healthCheckAction(args, &cl);
     } else if (cl.configPath.isEmpty()) {
         cl.error = QStringLiteral("--config FILE is required");
     } else {

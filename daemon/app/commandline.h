@@ -15,6 +15,7 @@ struct CommandLine
     {
         Serve,
         Check,
+        HealthCheck, // GET /healthz where the config (or --listen) listens
         Version,
         Help,
         UsageError

@@ -52,8 +52,29 @@ void TestCommandLine::table_data()
     QTest::newRow("check after config")
         << QStringList{"--config", "c.yaml", "--check"} << A::Check << "c.yaml"
         << "" << false << "";
+    // The container image's entrypoint names /etc/slp/slp.yaml; a --config after it wins.
+    QTest::newRow("a later --config wins")
+        << QStringList{"--config", "/etc/slp/slp.yaml", "--check", "--config", "other.yaml"}
+        << A::Check << "other.yaml"
+        << "" << false << "";
     QTest::newRow("config value with a dash")
         << QStringList{"--config", "-odd.yaml"} << A::Serve << "-odd.yaml"
+        << "" << false << "";
+
+    // The health check asks where the config listens, or where --listen says (no config).
+    QTest::newRow("health-check") << QStringList{"--health-check", "--config", "c.yaml"}
+                                  << A::HealthCheck << "c.yaml"
+                                  << "" << false << "";
+    QTest::newRow("health-check, listen only")
+        << QStringList{"--health-check", "--listen", "unix:/run/slp/slp.sock"} << A::HealthCheck
+        << ""
+        << "unix:/run/slp/slp.sock" << false << "";
+    QTest::newRow("health-check, config and listen")
+        << QStringList{"--config", "c.yaml", "--listen", "[::]:9000", "--health-check"}
+        << A::HealthCheck << "c.yaml"
+        << "[::]:9000" << false << "";
+    QTest::newRow("health-check with version")
+        << QStringList{"--health-check", "--version"} << A::Version << ""
         << "" << false << "";
 
     // Version and help need no config, and win over everything else that parses.
@@ -74,6 +95,15 @@ void TestCommandLine::table_data()
                                   << "" << false << "--config FILE is required";
     QTest::newRow("check without config") << QStringList{"--check"} << A::UsageError << ""
                                           << "" << false << "--config FILE is required";
+    QTest::newRow("health-check alone")
+        << QStringList{"--health-check"} << A::UsageError << ""
+        << "" << false << "--health-check needs --config FILE or --listen ADDR";
+    QTest::newRow("health-check and check")
+        << QStringList{"--health-check", "--check", "--config", "c.yaml"} << A::UsageError << ""
+        << "" << false << "--check and --health-check: choose one";
+    QTest::newRow("--health-check=yes")
+        << QStringList{"--health-check=yes", "--config", "c.yaml"} << A::UsageError << ""
+        << "" << false << "--health-check takes no value";
     QTest::newRow("log-requests only") << QStringList{"--log-requests"} << A::UsageError << ""
                                        << "" << false << "--config";
     QTest::newRow("slp help") << QStringList{"help"} << A::UsageError << ""
@@ -142,8 +172,8 @@ void TestCommandLine::usageTextNamesEveryFlag()
 {
     const QString usage = slp::usageText();
     QVERIFY(usage.startsWith(QLatin1String("usage: slp")));
-    for (const char *flag : {"--config", "--check", "--listen", "--log-requests", "--watch-config",
-                             "--version", "--help", "-h", "unix:"})
+    for (const char *flag : {"--config", "--check", "--health-check", "--listen", "--log-requests",
+                             "--watch-config", "--version", "--help", "-h", "unix:"})
         QVERIFY2(usage.contains(QLatin1String(flag)), flag);
     QVERIFY(usage.endsWith(QLatin1Char('\n')));
 }
