@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "jsonstring.h"
 
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QLocale>
+#include <QVariant>
+
 namespace slp {
 
 namespace {
@@ -60,11 +65,13 @@ void appendJsonString(QByteArray &out, const QString &value)
                 out += "\\t";
                 break;
             default:
-                if (u < 0x20)
+                if (u < 0x20 || u == 0x7f)
                     appendUEscape(out, u);
                 else
                     out += char(u);
             }
+        } else if (u < 0xA0) {
+            appendUEscape(out, u); // C1 controls: what a terminal would act on, never raw
         } else if (QChar::isHighSurrogate(u) && i + 1 < n && QChar::isLowSurrogate(s[i + 1])) {
             appendUtf8(out, QChar::surrogateToUcs4(u, s[i + 1]));
             ++i;
@@ -84,6 +91,60 @@ QByteArray jsonStringLiteral(const QString &value)
     QByteArray out;
     appendJsonString(out, value);
     return out;
+}
+
+void appendJsonValue(QByteArray &out, const QJsonValue &value)
+{
+    switch (value.type()) {
+    case QJsonValue::Null:
+    case QJsonValue::Undefined:
+        out += "null";
+        return;
+    case QJsonValue::Bool:
+        out += value.toBool() ? "true" : "false";
+        return;
+    case QJsonValue::Double: {
+        // An integer the parser kept as one is written as one, exactly (a "created" of
+        // 1700000000 stays 1700000000); any other number in the shortest form that reads
+        // back the same.
+        const QVariant number = value.toVariant();
+        if (number.typeId() == QMetaType::LongLong) {
+            out += QByteArray::number(number.toLongLong());
+            return;
+        }
+        const double d = value.toDouble();
+        out += qIsFinite(d) ? QByteArray::number(d, 'g', QLocale::FloatingPointShortest)
+                            : QByteArrayLiteral("null");
+        return;
+    }
+    case QJsonValue::String:
+        appendJsonString(out, value.toString());
+        return;
+    case QJsonValue::Array: {
+        out += '[';
+        bool first = true;
+        for (const QJsonValue &item : value.toArray()) {
+            if (!std::exchange(first, false))
+                out += ',';
+            appendJsonValue(out, item);
+        }
+        out += ']';
+        return;
+    }
+    case QJsonValue::Object: {
+        out += '{';
+        const QJsonObject object = value.toObject();
+        for (auto it = object.begin(); it != object.end(); ++it) {
+            if (it != object.begin())
+                out += ',';
+            appendJsonString(out, it.key());
+            out += ':';
+            appendJsonValue(out, it.value());
+        }
+        out += '}';
+        return;
+    }
+    }
 }
 
 } // namespace slp

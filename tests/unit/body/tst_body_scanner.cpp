@@ -653,8 +653,12 @@ void TestBodyScanner::literal_data()
     QTest::newRow("plain") << u"gpt-4o"_qs << QByteArray(R"("gpt-4o")");
     QTest::newRow("quote backslash") << u"a\"b\\c"_qs << QByteArray(R"("a\"b\\c")");
     QTest::newRow("controls") << u"\b\f\n\r\t"_qs << QByteArray(R"("\b\f\n\r\t")");
+    // DEL and the C1 controls are escaped too (since the catalog relays what backends send):
+    // JSON allows them raw, a terminal reading curl's output acts on them.
     QTest::newRow("other controls")
-        << QString(QChar(0)) + QChar(0x1f) + QChar(0x7f) << QByteArray("\"\\u0000\\u001f\x7f\"");
+        << QString(QChar(0)) + QChar(0x1f) + QChar(0x7f) << QByteArray("\"\\u0000\\u001f\\u007f\"");
+    QTest::newRow("C1 controls") << QString(QChar(0x80)) + QChar(0x9b) + QChar(0xa0)
+                                 << QByteArray("\"\\u0080\\u009b\xc2\xa0\"");
     QTest::newRow("slash kept") << u"a/b"_qs << QByteArray(R"("a/b")");
     QTest::newRow("unicode") << QString::fromUtf8("\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80")
                              << QByteArray("\"\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\"");
