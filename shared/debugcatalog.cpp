@@ -5,6 +5,9 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QVariant>
+
+#include <algorithm>
 
 namespace slp {
 
@@ -104,37 +107,94 @@ bool readFailure(const QJsonObject &o, std::optional<RouteFailure> *out, QString
     return true;
 }
 
-void appendEntry(QByteArray &out, const CatalogEntry &e, const QByteArray &created, bool debug)
+// The keys ?debug writes: on top of the backend's, which never shadow them.
+const QLatin1String kDebugKeys[] = {
+    QLatin1String("upstream_model"), QLatin1String("discovery"),
+    QLatin1String("last_probe"),     QLatin1String("last_probe_at"),
+    QLatin1String("timeout"),        QLatin1String("retry"),
+    QLatin1String("aggregate"),      QLatin1String("stream_idle_timeout"),
+    QLatin1String("sse_keepalive"),  QLatin1String("state"),
+    QLatin1String("last_failure")};
+
+// A JSON number that is a whole, positive count (a context window, a time stamp).
+std::optional<qint64> positiveInteger(const QJsonValue &v)
+{
+    if (!v.isDouble())
+        return std::nullopt;
+    const QVariant number = v.toVariant();
+    if (number.typeId() == QMetaType::LongLong)
+        return number.toLongLong() > 0 ? std::optional(number.toLongLong()) : std::nullopt;
+    const double d = v.toDouble();
+    if (d >= 1 && d < 9007199254740992.0 && d == double(qint64(d)))
+        return qint64(d);
+    return std::nullopt;
+}
+
+// The plain entry: id and object SLP's, created and owned_by the backend's when it gave them
+// in their types (else SLP's), the rest of what the backend said, then context_length.
+void appendPlain(QByteArray &out, const CatalogEntry &e, const QByteArray &created, bool debug)
 {
     out += "{\"id\":";
     appendJsonString(out, e.id);
-    out += ",\"object\":\"model\",\"created\":" + created + ",\"owned_by\":\"slp\"";
-    if (debug) {
-        if (!e.upstreamModel.isEmpty())
-            appendMember(out, "upstream_model", e.upstreamModel);
-        appendMember(out, "discovery", e.discovery);
-        if (!e.lastProbe.isEmpty())
-            appendMember(out, "last_probe", e.lastProbe);
-        if (e.lastProbeAt.isValid())
-            appendMember(out, "last_probe_at", rfc3339(e.lastProbeAt));
-        appendMember(out, "timeout", e.timeout);
-        appendMember(out, "retry", e.retry);
-        appendMember(out, "aggregate", e.aggregate);
-        appendMember(out, "stream_idle_timeout", e.streamIdleTimeout);
-        appendMember(out, "sse_keepalive", e.sseKeepalive);
-        if (!e.state.isEmpty())
-            appendMember(out, "state", e.state);
-        if (e.lastFailure)
-            appendFailure(out, *e.lastFailure);
+    out += ",\"object\":\"model\",\"created\":";
+    const QJsonValue learnedCreated = e.fields.value(QLatin1String("created"));
+    if (learnedCreated.isDouble())
+        appendJsonValue(out, learnedCreated);
+    else
+        out += created;
+    const QJsonValue ownedBy = e.fields.value(QLatin1String("owned_by"));
+    appendMember(out, "owned_by", ownedBy.isString() ? ownedBy.toString() : QStringLiteral("slp"));
+    for (auto it = e.fields.begin(); it != e.fields.end(); ++it) {
+        const QString &key = it.key();
+        if (key == QLatin1String("created") || key == QLatin1String("owned_by") ||
+            key == QLatin1String("id") || key == QLatin1String("object") ||
+            (e.contextLength && key == QLatin1String("context_length")) ||
+            (debug &&
+             std::find(std::begin(kDebugKeys), std::end(kDebugKeys), key) != std::end(kDebugKeys)))
+            continue;
+        out += ',';
+        appendJsonString(out, key);
+        out += ':';
+        appendJsonValue(out, it.value());
     }
+    if (e.contextLength)
+        out += ",\"context_length\":" + QByteArray::number(*e.contextLength);
+}
+
+void appendDebug(QByteArray &out, const CatalogEntry &e)
+{
+    if (!e.upstreamModel.isEmpty())
+        appendMember(out, "upstream_model", e.upstreamModel);
+    appendMember(out, "discovery", e.discovery);
+    if (!e.lastProbe.isEmpty())
+        appendMember(out, "last_probe", e.lastProbe);
+    if (e.lastProbeAt.isValid())
+        appendMember(out, "last_probe_at", rfc3339(e.lastProbeAt));
+    appendMember(out, "timeout", e.timeout);
+    appendMember(out, "retry", e.retry);
+    appendMember(out, "aggregate", e.aggregate);
+    appendMember(out, "stream_idle_timeout", e.streamIdleTimeout);
+    appendMember(out, "sse_keepalive", e.sseKeepalive);
+    if (!e.state.isEmpty())
+        appendMember(out, "state", e.state);
+    if (e.lastFailure)
+        appendFailure(out, *e.lastFailure);
+}
+
+void appendEntry(QByteArray &out, const CatalogEntry &e, const QByteArray &created, bool debug)
+{
+    appendPlain(out, e, created, debug);
+    if (debug)
+        appendDebug(out, e);
     out += '}';
 }
 } // namespace
 
 QByteArray catalogToJson(const Catalog &catalog, bool debug)
 {
-    // Written by hand to keep the contract's key order (id, object, created, owned_by, then
-    // the debug fields) for people reading curl output; one entry per line for the same reason.
+    // Written by hand to keep the key order (id, object, created, owned_by, the backend's
+    // fields, context_length, then the debug fields) for people reading curl output; one entry
+    // per line for the same reason.
     QByteArray out = "{\"object\":\"list\",\"data\":[";
     const QByteArray created = QByteArray::number(catalog.created);
     bool first = true;
@@ -147,11 +207,22 @@ QByteArray catalogToJson(const Catalog &catalog, bool debug)
     return out;
 }
 
-QByteArray catalogEntryToJson(const CatalogEntry &entry, qint64 created)
+QByteArray catalogEntryToJson(const CatalogEntry &entry, qint64 created, bool debug)
 {
     QByteArray out;
-    appendEntry(out, entry, QByteArray::number(created), false);
+    appendEntry(out, entry, QByteArray::number(created), debug);
     return out;
+}
+
+std::optional<qint64> contextLengthOf(const QJsonObject &fields)
+{
+    for (const char *key : {"context_length", "max_model_len"})
+        if (fields.contains(QLatin1String(key)))
+            return positiveInteger(fields.value(QLatin1String(key)));
+    const QJsonObject meta = fields.value(QLatin1String("meta")).toObject();
+    if (meta.contains(QLatin1String("n_ctx")))
+        return positiveInteger(meta.value(QLatin1String("n_ctx")));
+    return std::nullopt;
 }
 
 namespace {
@@ -163,6 +234,7 @@ bool readEntry(const QJsonObject &o, int i, CatalogEntry *e, QString *error)
     if (!id.isString())
         return fail(error, QStringLiteral("data[%1].id is missing or not a string").arg(i));
     e->id = id.toString();
+    e->contextLength = positiveInteger(o.value(QLatin1String("context_length")));
     QString lastProbeAt;
     if (!readString(o, "upstream_model", &e->upstreamModel, error, i) ||
         !readString(o, "discovery", &e->discovery, error, i) ||

@@ -56,6 +56,7 @@ const Key<BackendEntry> kBackendKeys[] = {
     {"aggregate", "false", routeBoolKey<&Route::aggregate, BackendEntry>},
     {"stream_idle_timeout", "0s", routeZeroOrMoreKey<&Route::streamIdleTimeout, BackendEntry>},
     {"sse_keepalive", "0s", routeZeroOrMoreKey<&Route::sseKeepalive, BackendEntry>},
+    {"context_length", nullptr, routeContextLengthKey<BackendEntry>},
 };
 
 } // namespace

@@ -38,6 +38,9 @@ struct Route
     Nanoseconds streamIdleTimeout{0}; // 0 = off
     // A silent text/event-stream gets ": keep-alive\n\n" this often, at event boundaries.
     Nanoseconds sseKeepalive{0}; // 0 = off
+    // The model's context window in tokens, as the catalog shows it (`context_length:`); an
+    // edition without its own takes its backend's. Unset: what discovery learns, if anything.
+    std::optional<qint64> contextLength;
     NameSource nameSource = NameSource::Discover;
     QString pinnedModel;   // NameSource::Pinned
     int followsRoute = -1; // NameSource::FollowsBackend: index of the backend route

@@ -151,6 +151,9 @@ const Key<Edition> kEditionKeys[] = {
     // Like aggregate, never inherited from the backend: an edition's upstream is another server.
     {"stream_idle_timeout", "0s", routeZeroOrMoreKey<&Route::streamIdleTimeout, Edition>},
     {"sse_keepalive", "0s", routeZeroOrMoreKey<&Route::sseKeepalive, Edition>},
+    // Unlike those, the backend's is the edition's unless it gives its own: it wraps the
+    // same model, whose context window it has.
+    {"context_length", nullptr, routeContextLengthKey<Edition>},
     {"apply_to", nullptr, readApplyTo},
 };
 
@@ -253,6 +256,8 @@ std::optional<Route> Compiler::editionRoute(const Edition &ed, int backendIndex,
     r.url = QUrl(origin);
     r.retry = false;
     r.line = ed.line;
+    if (!r.contextLength)
+        r.contextLength = m_config.routes.at(backendIndex).contextLength;
     if (!ed.modelTemplate) {
         r.nameSource = NameSource::Passthrough;
     } else if (ed.modelTemplate->uses(QStringLiteral("Model")) && !b.pin) {

@@ -126,6 +126,18 @@ void routeZeroOrMoreKey(YamlReader &in, const Field &f, const QString &path, Ent
         out.route.*M = *v;
 }
 
+// The largest context_length accepted: far above any model's, small enough for every client.
+inline constexpr qint64 kMaxContextLength = 1'000'000'000;
+
+template<class Entry>
+void routeContextLengthKey(YamlReader &in, const Field &f, const QString &path, Entry &out)
+{
+    if (const auto v = in.readInt(f, path, 1, kMaxContextLength,
+                                  QStringLiteral("the model's context window in tokens, "
+                                                 "e.g. 32768")))
+        out.route.contextLength = *v;
+}
+
 template<class Entry>
 void routeTimeoutKey(YamlReader &in, const Field &f, const QString &path, Entry &out)
 {

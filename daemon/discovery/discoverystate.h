@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QDateTime>
+#include <QJsonObject>
 #include <QString>
 
 namespace slp {
@@ -10,8 +11,9 @@ namespace slp {
 // DiscoverySupervisor keeps its own and reports it; the daemon copies it into its route table.
 struct DiscoveryState
 {
-    QString name;      // the probed name in use; empty until one is known
-    QString lastProbe; // ok | ambiguous | error; empty until the first probe
+    QString name;       // the probed name in use; empty until one is known
+    QJsonObject fields; // the backend's entry for it, as the catalog shows it (learnedFields)
+    QString lastProbe;  // ok | ambiguous | error; empty until the first probe
     QDateTime lastProbeAt;
     bool ambiguous = false;
 };

@@ -130,6 +130,7 @@ void DiscoverySupervisor::onParsed(const ModelList &list)
         return settle(ProbeResult::Ambiguous, {});
     }
     adopt(list.ids.first());
+    keepFields(list);
     settle(ProbeResult::Ok, {});
 }
 
@@ -156,6 +157,22 @@ void DiscoverySupervisor::reportAmbiguous(const QStringList &ids, qsizetype coun
                tail;
     m_state.ambiguous = true;
     m_metrics.set(metric::modelAmbiguous, metric::modelLabels(m_id), 1);
+}
+
+void DiscoverySupervisor::keepFields(const ModelList &list)
+{
+    // Once per run of oversized entries: a backend that keeps sending one is said once.
+    if (list.fieldsTrimmed && !std::exchange(m_trimmedSaid, true)) {
+        qCWarning(lcDiscovery).noquote()
+            << QStringLiteral("discovery: %1: the backend's entry for %2 is %3 bytes, over %4: "
+                              "the catalog keeps only its context fields, owned_by and created")
+                   .arg(m_id, quotedName(list.ids.first()))
+                   .arg(list.entryBytes)
+                   .arg(kMaxLearnedEntryBytes);
+    }
+    if (!list.fieldsTrimmed)
+        m_trimmedSaid = false;
+    m_state.fields = list.fields; // followed at every probe, as the name is
 }
 
 void DiscoverySupervisor::adopt(const QString &name)

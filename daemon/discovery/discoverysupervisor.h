@@ -50,6 +50,8 @@ private:
     void onParsed(const ModelList &list);
     void reportAmbiguous(const QStringList &ids, qsizetype count);
     void adopt(const QString &name);
+    // The backend's entry for the name, as the catalog shows it.
+    void keepFields(const ModelList &list);
     void settle(ProbeResult result, const QString &detail);
 
     DiscoveryState m_state;
@@ -66,6 +68,7 @@ private:
     qint64 m_bodyBytesRead = 0;   // of the last probe, for the memory trim after it
     ModelListParser m_parser;
     bool m_nameChanged = false; // since the last report
+    bool m_trimmedSaid = false; // an oversized entry was logged (until one fits again)
 };
 
 } // namespace slp

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "discovery/modellist.h"
 
+#include "jsonstring.h"
 #include "observe/logging.h"
 
 #include <QJsonArray>
@@ -54,8 +55,34 @@ ModelList parseModelList(const QByteArray &json)
         list.ids.append(id.toString());
     }
     list.count = list.ids.size();
+    if (list.count == 1)
+        list.fields = learnedFields(data.first().toObject(), &list.fieldsTrimmed, &list.entryBytes);
     list.ok = true;
     return list;
+}
+
+QJsonObject learnedFields(const QJsonObject &entry, bool *trimmed, qsizetype *bytes)
+{
+    QJsonObject fields = entry;
+    for (const char *key : {"id", "object", "root", "parent"})
+        fields.remove(QLatin1String(key));
+    QByteArray written;
+    appendJsonValue(written, fields);
+    *bytes = written.size();
+    *trimmed = written.size() > kMaxLearnedEntryBytes;
+    if (!*trimmed)
+        return fields;
+    // A hostile or verbose backend: what clients need to size prompts, and no more.
+    QJsonObject kept;
+    for (const char *key : {"context_length", "max_model_len", "owned_by", "created"}) {
+        const QJsonValue v = fields.value(QLatin1String(key));
+        if (v.isDouble() || (v.isString() && v.toString().size() <= kMaxModelIdBytes))
+            kept.insert(QLatin1String(key), v);
+    }
+    const QJsonValue nCtx = fields.value(QLatin1String("meta")).toObject().value(u"n_ctx");
+    if (nCtx.isDouble())
+        kept.insert(QLatin1String("meta"), QJsonObject{{QStringLiteral("n_ctx"), nCtx}});
+    return kept;
 }
 
 DiscoverySchedule::DiscoverySchedule(Duration initial, Duration max, Duration recheck)

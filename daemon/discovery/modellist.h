@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QJsonObject>
 #include <QString>
 #include <QStringList>
 
@@ -17,6 +18,9 @@ constexpr qint64 kMaxModelListBytes = 4 * 1024 * 1024;
 constexpr qsizetype kMaxModelIdBytes = 256;
 // The ids of an ambiguous list that its log line names.
 constexpr qsizetype kMaxIdsReported = 32;
+// The most of a backend's entry SLP keeps for the catalog, as SLP writes it: past this only
+// the fields clients size prompts with are kept (learnedFields).
+constexpr qsizetype kMaxLearnedEntryBytes = 8 * 1024;
 
 // Reads a backend's GET /v1/models answer ({"object":"list","data":[{"id":...},...]}).
 struct ModelList
@@ -25,8 +29,20 @@ struct ModelList
     QStringList ids;     // in the backend's order
     qsizetype count = 0; // how many the list has (ModelListParser keeps only the first ids)
     QString error;       // why the text is not a model list
+    // When the list has exactly one model: its entry's fields as the catalog keeps them
+    // (learnedFields), and whether they were cut to the context fields (and from how many
+    // bytes).
+    QJsonObject fields;
+    bool fieldsTrimmed = false;
+    qsizetype entryBytes = 0;
 };
 ModelList parseModelList(const QByteArray &json);
+// What the catalog keeps of a backend's entry for its model: every field but those that name
+// the backend's model (`id`, `object`, `root`, `parent`: SLP's id and `?debug`'s
+// upstream_model say those). Written by SLP over kMaxLearnedEntryBytes, it keeps only the
+// context fields (`context_length`, `max_model_len`, `meta.n_ctx`) with `owned_by` and
+// `created`, and says so in `trimmed`; `bytes` gets its size as written.
+QJsonObject learnedFields(const QJsonObject &entry, bool *trimmed, qsizetype *bytes);
 // Why `id` is no model name SLP renames to (over kMaxModelIdBytes or a control character), or
 // empty when it is one.
 QString modelIdFault(const QString &id);

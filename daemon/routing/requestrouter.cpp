@@ -98,6 +98,10 @@ const RequestRouter::Endpoint *RequestRouter::endpointFor(const QByteArray &meth
         {"/v1/models", false, "GET", false, &RequestRouter::serveCatalog},
         {"/v1/models/", false, "GET", false, &RequestRouter::serveCatalog},
         {"/v1/models/", true, "GET", false, &RequestRouter::serveModel},
+        // llama.cpp's spelling, which many tools ask first: the same answers.
+        {"/models", false, "GET", false, &RequestRouter::serveCatalog},
+        {"/models/", false, "GET", false, &RequestRouter::serveCatalog},
+        {"/models/", true, "GET", false, &RequestRouter::serveModel},
         {"/v1/", true, "GET", true, &RequestRouter::tunnel},
         {"/v1/", true, "POST", false, &RequestRouter::forward},
     };
@@ -160,27 +164,36 @@ void RequestRouter::serveMetrics(InboundRequest &, ResponseWriter *writer)
                     newRequestId());
 }
 
+namespace {
+bool asksDebug(const QByteArray &query)
+{
+    const QUrlQuery params(QString::fromUtf8(query));
+    return debugRequested(params.hasQueryItem(QStringLiteral("debug")),
+                          params.queryItemValue(QStringLiteral("debug"), QUrl::FullyDecoded));
+}
+} // namespace
+
 void RequestRouter::serveCatalog(InboundRequest &request, ResponseWriter *writer)
 {
-    const QUrlQuery params(QString::fromUtf8(request.query));
-    const bool debug =
-        debugRequested(params.hasQueryItem(QStringLiteral("debug")),
-                       params.queryItemValue(QStringLiteral("debug"), QUrl::FullyDecoded));
-    writer->respond(200, "application/json", catalogToJson(catalogWithHealth(), debug),
-                    newRequestId());
+    writer->respond(200, "application/json",
+                    catalogToJson(catalogWithHealth(), asksDebug(request.query)), newRequestId());
 }
 
 void RequestRouter::serveModel(InboundRequest &request, ResponseWriter *writer)
 {
-    const QString id = QUrl::fromPercentEncoding(request.path.mid(11));
+    const QByteArray &path = request.path;
+    const QString id = QUrl::fromPercentEncoding(path.mid(path.indexOf("models/") + 7));
     const qsizetype index = m_table->find(id);
     if (index < 0) {
         return answerError(writer, 404, QStringLiteral("The model `%1` does not exist").arg(id),
                            "model_not_found", QStringLiteral("model"));
     }
-    // The object OpenAI's retrieve-model endpoint returns.
+    // The object OpenAI's retrieve-model endpoint returns: the catalog's entry, the same.
+    const Catalog catalog = catalogWithHealth();
     writer->respond(200, "application/json",
-                    catalogEntryToJson(m_table->catalogEntry(index), m_options.startedAt) + '\n',
+                    catalogEntryToJson(catalog.entries.at(index), m_options.startedAt,
+                                       asksDebug(request.query)) +
+                        '\n',
                     newRequestId());
 }
 

@@ -85,11 +85,23 @@ QString RouteTable::knownUpstreamModel(qsizetype index) const
     return upstreamModel(index);
 }
 
+qsizetype RouteTable::learnedFrom(qsizetype index) const
+{
+    const Route &r = route(index);
+    if (!r.isEdition)
+        return index;
+    // An edition wraps its backend's model: it shows what the backend said of it.
+    return r.followsRoute >= 0 ? r.followsRoute : find(r.backendName);
+}
+
 CatalogEntry RouteTable::catalogEntry(qsizetype index) const
 {
     const Route &r = route(index);
     CatalogEntry entry;
     entry.id = r.id;
+    if (const qsizetype base = learnedFrom(index); base >= 0)
+        entry.fields = m_discovery[base].fields;
+    entry.contextLength = r.contextLength ? r.contextLength : contextLengthOf(entry.fields);
     entry.discovery = discoveryLabel(index);
     entry.upstreamModel = knownUpstreamModel(index);
     const qsizetype probed = r.nameSource == NameSource::FollowsBackend ? r.followsRoute : index;

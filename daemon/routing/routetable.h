@@ -46,10 +46,15 @@ public:
     // where the exposed id goes upstream unchanged.
     QString knownUpstreamModel(qsizetype index) const;
 
+    // The route's catalog entry: its id, what its backend said of the model (an edition shows
+    // its backend's), its context_length, and the debug view's fields.
     CatalogEntry catalogEntry(qsizetype index) const;
     Catalog catalog(qint64 created) const;
 
 private:
+    // The route whose discovery state holds what the backend said of this route's model.
+    qsizetype learnedFrom(qsizetype index) const;
+
     Config m_config;
     QHash<QString, qsizetype> m_index;
     QList<std::shared_ptr<const RouteForwarding>> m_forwarding; // one per route

@@ -5,6 +5,7 @@
 #include "prometheustext.h"
 #include "testsupport.h"
 
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -37,7 +38,47 @@ QJsonObject entry(const HttpResult &r, const QString &id)
     return {};
 }
 
+// The catalog's shape changed with issue 37: an entry is SLP's own (these four keys) only
+// where no backend said anything of the model and no context_length is configured. A
+// discovered vLLM-like backend's entry also relays what it sent (max_model_len here; root
+// and parent dropped) and adds context_length; an edition shows its backend's; a configured
+// context_length wins.
 const QStringList kPlainKeys{"created", "id", "object", "owned_by"};
+
+// What each route's plain entry says: learned from the live backend or SLP's own, and its
+// context_length (0: none).
+struct Expected
+{
+    bool learned;
+    qint64 context;
+};
+const QHash<QString, Expected> kExpected{
+    {"live", {true, 32768}},        {"down", {false, 0}},         {"pinned", {false, 8192}},
+    {"live-edited", {true, 32768}}, {"down-edited", {false, 0}},  {"pinned-edited", {false, 8192}},
+    {"live-wrap", {true, 16384}},   {"down-wrap", {false, 16384}}};
+
+// Every key of a plain entry, and what the backend (or SLP) owns it as.
+void checkPlain(const QJsonObject &o)
+{
+    const QString id = o.value("id").toString();
+    const Expected want = kExpected.value(id);
+    QStringList wantKeys = kPlainKeys;
+    if (want.learned)
+        wantKeys << "max_model_len";
+    if (want.context > 0)
+        wantKeys << "context_length";
+    wantKeys.sort();
+    QStringList keys = o.keys();
+    keys.sort();
+    QCOMPARE(keys, wantKeys);
+    QCOMPARE(o.value("object").toString(), QStringLiteral("model"));
+    QCOMPARE(o.value("owned_by").toString(),
+             want.learned ? QStringLiteral("vllm") : QStringLiteral("slp"));
+    if (want.learned)
+        QCOMPARE(o.value("max_model_len").toInteger(), 32768);
+    if (want.context > 0)
+        QCOMPARE(o.value("context_length").toInteger(), want.context);
+}
 
 } // namespace
 
@@ -56,6 +97,9 @@ private slots:
     void debugStates();
     void neverAUrlOrHost();
     void singleModel();
+    void llamaCppPathsAnswerTheSame();
+    void backendFieldsFollowed();
+    void oversizedEntryTrimmedAndSaidOnce();
     void onlyGet();
     void metricsParseable();
     void answersWhileEveryBackendIsDown();
@@ -92,6 +136,7 @@ void TestCatalog::initTestCase()
                                         "    model: Pinned-Upstream\n"
                                         "    timeout: 90s\n"
                                         "    aggregate: true\n"
+                                        "    context_length: 8192\n"
                                         "editions:\n"
                                         "  - suffix: -edited\n"
                                         "    url: %2\n"
@@ -100,6 +145,7 @@ void TestCatalog::initTestCase()
                                         "  - suffix: -wrap\n"
                                         "    url: %2\n"
                                         "    model: \"{{.Model}}\"\n"
+                                        "    context_length: 16384\n"
                                         "    apply_to: [live, down]\n")
                              .arg(m_mock.url(), m_deadUrl);
     m_order = QStringList{"live",        "down",          "pinned",    "live-edited",
@@ -143,13 +189,11 @@ void TestCatalog::plainCatalog()
     qint64 created = -1;
     for (const QJsonValue &v : dataOf(r)) {
         const QJsonObject o = v.toObject();
-        QStringList keys = o.keys();
-        keys.sort();
-        QCOMPARE(keys, kPlainKeys);
-        QCOMPARE(o.value("object").toString(), QStringLiteral("model"));
-        QCOMPARE(o.value("owned_by").toString(), QStringLiteral("slp"));
+        checkPlain(o);
         QVERIFY(o.value("created").isDouble());
         QVERIFY(o.value("created").toInteger() > 1600000000);
+        if (kExpected.value(o.value("id").toString()).learned)
+            continue; // the backend's own
         if (created < 0)
             created = o.value("created").toInteger();
         QCOMPARE(o.value("created").toInteger(), created);
@@ -183,9 +227,7 @@ void TestCatalog::debugVariants()
     for (const QJsonValue &v : dataOf(r)) {
         const QJsonObject o = v.toObject();
         if (!debug) {
-            QStringList keys = o.keys();
-            keys.sort();
-            QCOMPARE(keys, kPlainKeys);
+            checkPlain(o);
             continue;
         }
         for (const char *k :
@@ -277,12 +319,11 @@ void TestCatalog::singleModel()
         const QJsonDocument doc = QJsonDocument::fromJson(r.body);
         QVERIFY2(doc.isObject(), r.body.constData());
         const QJsonObject o = doc.object();
-        QStringList keys = o.keys();
-        keys.sort();
-        QCOMPARE(keys, kPlainKeys);
         QCOMPARE(o.value("id").toString(), id);
-        QCOMPARE(o.value("object").toString(), QStringLiteral("model"));
-        QCOMPARE(o.value("owned_by").toString(), QStringLiteral("slp"));
+        checkPlain(o);
+        // The same entry as the list's.
+        const HttpResult list = httpRequest("GET", m_slp.url() + "/v1/models");
+        QCOMPARE(o, entry(list, id));
     }
     for (const char *unknown : {"nope", "LIVE", "live-", "Live-Upstream-1"}) {
         const HttpResult r =
@@ -296,6 +337,91 @@ void TestCatalog::singleModel()
         QVERIFY(err.contains("type"));
         QVERIFY(err.contains("param"));
     }
+}
+
+// GET /models and /models/ID, the spelling llama.cpp serves and many tools ask first, answer
+// exactly as /v1/models does.
+void TestCatalog::llamaCppPathsAnswerTheSame()
+{
+    for (const QString &query : {QString(), QStringLiteral("?debug")}) {
+        const HttpResult v1 = httpRequest("GET", m_slp.url() + "/v1/models" + query);
+        const HttpResult bare = httpRequest("GET", m_slp.url() + "/models" + query);
+        QCOMPARE(bare.status, 200);
+        QCOMPARE(dataOf(bare).size(), m_order.size());
+        for (const QString &id : m_order) {
+            QJsonObject a = entry(v1, id);
+            QJsonObject b = entry(bare, id);
+            // A probe may land between the two reads: its time is not the point here.
+            a.remove("last_probe_at");
+            b.remove("last_probe_at");
+            QCOMPARE(b, a);
+        }
+    }
+    const HttpResult one = httpRequest("GET", m_slp.url() + "/models/live");
+    QCOMPARE(one.status, 200);
+    QCOMPARE(QJsonDocument::fromJson(one.body).object(),
+             entry(httpRequest("GET", m_slp.url() + "/v1/models"), "live"));
+    QCOMPARE(httpRequest("GET", m_slp.url() + "/models/nope").status, 404);
+    QCOMPARE(httpRequest("POST", m_slp.url() + "/models", "{}").status, 405);
+}
+
+// The backend changes what it says of its model (a restart with another --max-model-len):
+// the catalog follows at the next probe, as a rename would be followed.
+void TestCatalog::backendFieldsFollowed()
+{
+    const QByteArray changed = R"({"object":"list","data":[{"id":"Live-Upstream-1",)"
+                               R"("object":"model","created":1700000000,"owned_by":"vllm",)"
+                               R"("root":"Live-Upstream-1","max_model_len":65536}]})";
+    QVERIFY(m_mock.setModelsStatus({{"status", 200}, {"raw", QString::fromUtf8(changed)}}));
+    const bool followed = QTest::qWaitFor(
+        [&] {
+            const QJsonObject o = entry(httpRequest("GET", m_slp.url() + "/v1/models"), "live");
+            return o.value("context_length").toInteger() == 65536;
+        },
+        8000);
+    const QJsonObject o = entry(httpRequest("GET", m_slp.url() + "/v1/models"), "live-edited");
+    QVERIFY(m_mock.setModelsStatus({}));
+    QVERIFY2(followed, qPrintable(m_slp.stderrText().right(2000)));
+    QCOMPARE(o.value("max_model_len").toInteger(), 65536);
+    QCOMPARE(o.value("created").toInteger(), 1700000000);
+    QVERIFY(QTest::qWaitFor(
+        [&] {
+            return entry(httpRequest("GET", m_slp.url() + "/v1/models"), "live")
+                       .value("context_length")
+                       .toInteger() == 32768;
+        },
+        8000));
+}
+
+// A backend whose entry is over 8 KiB (a hostile one, or a verbose one): the catalog keeps its
+// context fields, owned_by and created, and the log says so once however many probes see it.
+void TestCatalog::oversizedEntryTrimmedAndSaidOnce()
+{
+    QByteArray big = R"({"object":"list","data":[{"id":"Live-Upstream-1","object":"model",)"
+                     R"("created":1700000000,"owned_by":"vllm","max_model_len":32768,)"
+                     R"("junk":")" +
+                     QByteArray(9000, 'x') + R"("}]})";
+    const auto mark = m_slp.mark();
+    QVERIFY(m_mock.setModelsStatus({{"status", 200}, {"raw", QString::fromUtf8(big)}}));
+    const QRegularExpression said(QStringLiteral(
+        "discovery: live: the backend's entry for \"Live-Upstream-1\" is \\d+ bytes, over 8192"));
+    QVERIFY2(m_slp.waitForLog(said, 8000, mark).hasMatch(), qPrintable(m_slp.stderrText()));
+    const int probesBefore = m_mock.modelProbes();
+    QVERIFY(QTest::qWaitFor([&] { return m_mock.modelProbes() >= probesBefore + 3; }, 8000));
+    const QJsonObject o = entry(httpRequest("GET", m_slp.url() + "/v1/models"), "live");
+    QVERIFY(m_mock.setModelsStatus({}));
+    QCOMPARE(m_slp.countLog(said, mark), 1);
+    QVERIFY(!o.contains("junk"));
+    QCOMPARE(o.value("context_length").toInteger(), 32768);
+    QCOMPARE(o.value("owned_by").toString(), QStringLiteral("vllm"));
+    QVERIFY(QTest::qWaitFor(
+        [&] {
+            return !entry(httpRequest("GET", m_slp.url() + "/v1/models"), "live")
+                        .contains("junk") &&
+                   entry(httpRequest("GET", m_slp.url() + "/v1/models"), "live")
+                       .contains("max_model_len");
+        },
+        8000));
 }
 
 void TestCatalog::onlyGet()

@@ -20,11 +20,37 @@ private Q_SLOTS:
     void everyCallThroughTheClient();
 
 private:
+    void checkEntries(const QJsonObject &step);
+
     MockUpstream m_mock;
     SlpDaemon m_slp;
     DeadPort m_deadPort; // held for the whole suite: connections to it are refused
     quint16 m_closedPort = 0;
 };
+
+// What the client parsed of each entry: the discovered backend's fields and context_length
+// (the mock is vLLM-shaped: max_model_len 32768), the pinned route's configured window, the
+// edition's taken from its backend, nothing for a route nothing is known of.
+void TestOpenAiClient::checkEntries(const QJsonObject &step)
+{
+    QVERIFY2(step.value(QStringLiteral("ok")).toBool(), QJsonDocument(step).toJson().constData());
+    const QJsonObject entries = step.value(QStringLiteral("value")).toObject();
+    for (const QString &id : {QStringLiteral("disc"), QStringLiteral("disc-ed")}) {
+        const QJsonObject e = entries.value(id).toObject();
+        QCOMPARE(e.value(QStringLiteral("id")).toString(), id);
+        QCOMPARE(e.value(QStringLiteral("owned_by")).toString(), QStringLiteral("vllm"));
+        QCOMPARE(e.value(QStringLiteral("max_model_len")).toInteger(), 32768);
+        QCOMPARE(e.value(QStringLiteral("context_length")).toInteger(), 32768);
+        QVERIFY(!e.contains(QStringLiteral("root")));
+    }
+    const QJsonObject pinned = entries.value(QStringLiteral("qwen")).toObject();
+    QCOMPARE(pinned.value(QStringLiteral("context_length")).toInteger(), 8192);
+    QCOMPARE(pinned.value(QStringLiteral("owned_by")).toString(), QStringLiteral("slp"));
+    QVERIFY(!pinned.contains(QStringLiteral("max_model_len")));
+    QVERIFY(!entries.value(QStringLiteral("down"))
+                 .toObject()
+                 .contains(QStringLiteral("context_length")));
+}
 
 void TestOpenAiClient::initTestCase()
 {
@@ -35,20 +61,38 @@ void TestOpenAiClient::initTestCase()
     QVERIFY2(m_mock.start({QStringLiteral("Qwen3-8B-AWQ")}), qPrintable(m_mock.errorString()));
     m_closedPort = m_deadPort.port();
     const QString config = QStringLiteral(R"(
+discovery:
+  backoff_initial: 100ms
+  backoff_max: 400ms
 backends:
   - name: qwen
     url: %1
     model: Qwen3-8B-AWQ
+    context_length: 8192
   - name: down
     url: http://127.0.0.1:%2
   - name: qwen-keep
     url: %1
     model: Qwen3-8B-AWQ
     sse_keepalive: 200ms
+  - name: disc
+    url: %1
+editions:
+  - suffix: -ed
+    url: %1
+    apply_to: [disc]
 )")
                                .arg(m_mock.url())
                                .arg(m_closedPort);
     QVERIFY2(m_slp.start(config), qPrintable(m_slp.errorString()));
+    // The clients below read what discovery learned of `disc`.
+    QVERIFY2(QTest::qWaitFor(
+                 [&] {
+                     return httpRequest("GET", m_slp.url() + "/v1/models/disc?debug")
+                         .body.contains("\"discovery\":\"discovered\"");
+                 },
+                 10000),
+             qPrintable(m_slp.stderrText()));
 }
 
 void TestOpenAiClient::everyCallThroughTheClient()
@@ -65,7 +109,10 @@ void TestOpenAiClient::everyCallThroughTheClient()
     QVERIFY(models.value(QStringLiteral("ok")).toBool());
     QCOMPARE(
         models.value(QStringLiteral("value")).toVariant().toStringList(),
-        QStringList({QStringLiteral("qwen"), QStringLiteral("down"), QStringLiteral("qwen-keep")}));
+        QStringList({QStringLiteral("qwen"), QStringLiteral("down"), QStringLiteral("qwen-keep"),
+                     QStringLiteral("disc"), QStringLiteral("disc-ed")}));
+    checkEntries(out.value(QStringLiteral("entries")).toObject());
+    checkEntries(out.value(QStringLiteral("retrieved")).toObject());
 
     const QJsonObject chat = out.value(QStringLiteral("chat")).toObject();
     QVERIFY2(chat.value(QStringLiteral("ok")).toBool(), QJsonDocument(chat).toJson().constData());

@@ -27,6 +27,18 @@ await step('models', async () => {
     for await (const m of client.models.list()) ids.push(m.id);
     return ids;
 });
+// Every entry whole, as the client parses it (what agent clients size prompts from), and the
+// same through models.retrieve(id).
+await step('entries', async () => {
+    const entries = {};
+    for await (const m of client.models.list()) entries[m.id] = m;
+    return entries;
+});
+await step('retrieved', async () => {
+    const entries = {};
+    for await (const m of client.models.list()) entries[m.id] = await client.models.retrieve(m.id);
+    return entries;
+});
 await step('chat', async () => {
     const r = await client.chat.completions.create({
         model: 'qwen', messages: [{ role: 'user', content: 'Hello' }],

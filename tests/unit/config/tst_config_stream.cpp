@@ -157,13 +157,13 @@ void TestConfigStream::knownKeysHint()
     QCOMPARE(errors[0].hint,
              QStringLiteral("did you mean \"sse_keepalive\"? known keys: name, url, "
                             "timeout, model, retry, aggregate, "
-                            "stream_idle_timeout, sse_keepalive"));
+                            "stream_idle_timeout, sse_keepalive, context_length"));
     const auto edResult =
         compile(kOkBackends + "editions:\n  - {suffix: -e, url: \"http://e\", stream_idle: 1s}\n");
     const auto &edErrors = std::get<QList<ConfigError>>(edResult);
     QCOMPARE(edErrors.size(), 1);
-    QVERIFY2(edErrors[0].hint.endsWith(
-                 QStringLiteral("aggregate, stream_idle_timeout, sse_keepalive, apply_to")),
+    QVERIFY2(edErrors[0].hint.endsWith(QStringLiteral(
+                 "aggregate, stream_idle_timeout, sse_keepalive, context_length, apply_to")),
              qPrintable(edErrors[0].hint));
 }
 

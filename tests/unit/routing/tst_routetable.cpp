@@ -80,6 +80,8 @@ private slots:
     void catalogTimeoutsAndFlags();
     void catalogStreamKeys();
     void catalogNeverCarriesOrigins();
+    void catalogCarriesLearnedFields();
+    void renameKeepsTheNewFields();
 };
 
 void TestRouteTable::routeOrderAndNameSources()
@@ -306,6 +308,49 @@ void TestRouteTable::catalogNeverCarriesOrigins()
     QVERIFY(!json.contains("copydesk"));
     QVERIFY(!json.contains("http"));
     QVERIFY(!json.contains("9001"));
+}
+
+// What discovery learned of a backend's model shows on its entry and on every edition of it
+// (passthrough, following, pinned at load: each wraps the same model); a pinned backend's own
+// entry has none (never probed) but its configured context_length, which its editions take.
+void TestRouteTable::catalogCarriesLearnedFields()
+{
+    QByteArray yaml = kYaml;
+    yaml.replace("    model: Pinned-Upstream\n",
+                 "    model: Pinned-Upstream\n    context_length: 4096\n");
+    yaml.replace("    apply_to: [disc]\n", "    apply_to: [disc]\n    context_length: 1024\n");
+    RouteTable t(compile(yaml));
+    t.discovery(0).name = QStringLiteral("Disc-Upstream-1");
+    t.discovery(0).fields = QJsonObject{{"owned_by", "vllm"}, {"max_model_len", 32768}};
+    const Catalog c = t.catalog(0);
+    const auto entry = [&](const char *id) { return c.entries.at(t.find(QLatin1String(id))); };
+    for (const char *id : {"disc", "disc-ed", "disc-fx"}) {
+        QCOMPARE(entry(id).fields.value("max_model_len").toInteger(), 32768);
+        QCOMPARE(entry(id).contextLength.value_or(0), 32768);
+    }
+    // An edition with a context_length of its own shows that over the backend's.
+    QCOMPARE(entry("disc-named").fields.value("owned_by").toString(), QStringLiteral("vllm"));
+    QCOMPARE(entry("disc-named").contextLength.value_or(0), 1024);
+    QVERIFY(entry("pin").fields.isEmpty());
+    QCOMPARE(entry("pin").contextLength.value_or(0), 4096);
+    QCOMPARE(entry("pin-ed").contextLength.value_or(0), 4096);
+    QCOMPARE(entry("pin-fx").contextLength.value_or(0), 4096);
+    QVERIFY(!entry("disc2").contextLength);
+}
+
+// A backend renamed under a running SLP (a new model behind the same URL): the next probe's
+// name and fields replace the old ones together.
+void TestRouteTable::renameKeepsTheNewFields()
+{
+    RouteTable t(compile(kYaml));
+    t.discovery(0).name = QStringLiteral("Qwen3-8B");
+    t.discovery(0).fields = QJsonObject{{"max_model_len", 32768}};
+    t.discovery(0).name = QStringLiteral("Qwen3-14B");
+    t.discovery(0).fields = QJsonObject{{"max_model_len", 131072}, {"owned_by", "vllm"}};
+    const CatalogEntry e = t.catalogEntry(t.find(QStringLiteral("disc-fx")));
+    QCOMPARE(e.upstreamModel, QStringLiteral("Qwen3-14B"));
+    QCOMPARE(e.contextLength.value_or(0), 131072);
+    QCOMPARE(e.fields.value("owned_by").toString(), QStringLiteral("vllm"));
 }
 
 QTEST_APPLESS_MAIN(TestRouteTable)
