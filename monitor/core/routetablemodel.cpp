@@ -72,6 +72,9 @@ namespace {
 QVariant toolTip(const RouteStatus &r, int column)
 {
     const CatalogEntry &e = r.entry;
+    if (column == RouteTableModel::Context && e.contextLength)
+        return QStringLiteral("context_length %1 tokens, as /v1/models gives it to clients")
+            .arg(*e.contextLength);
     if (column == RouteTableModel::LastProbe && e.lastProbeAt.isValid())
         return e.lastProbeAt.toLocalTime().toString(Qt::ISODate);
     if (column == RouteTableModel::State && r.state == RouteState::Ambiguous)
@@ -93,6 +96,8 @@ QVariant displayText(const RouteStatus &r, int column)
         return e.id;
     case RouteTableModel::Upstream:
         return r.upstreamName();
+    case RouteTableModel::Context:
+        return formatContext(e.contextLength);
     case RouteTableModel::State:
         return routeStateText(r);
     case RouteTableModel::PerMinute:
@@ -141,7 +146,8 @@ QVariant RouteTableModel::data(const QModelIndex &index, int role) const
         return shown ? QVariant(int(*shown)) : QVariant();
     }
     case Qt::TextAlignmentRole:
-        if (index.column() >= PerMinute && index.column() <= TimeToFirstByte)
+        if (index.column() == Context ||
+            (index.column() >= PerMinute && index.column() <= TimeToFirstByte))
             return int(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     case Qt::ToolTipRole:
@@ -162,6 +168,8 @@ QVariant RouteTableModel::headerData(int section, Qt::Orientation orientation, i
         return QStringLiteral("Model id");
     case Upstream:
         return QStringLiteral("Upstream model");
+    case Context:
+        return QStringLiteral("Context");
     case State:
         return QStringLiteral("State");
     case PerMinute:

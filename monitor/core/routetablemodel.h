@@ -21,6 +21,7 @@ public:
     {
         Id,
         Upstream,
+        Context,
         State,
         PerMinute,
         Failed,

@@ -70,6 +70,16 @@ QString routeLine(const RouteStatus &route)
         .arg(route.entry.id, route.upstreamName(), routeStateText(route));
 }
 
+QString formatContext(std::optional<qint64> tokens)
+{
+    if (!tokens)
+        return QStringLiteral("\u2014");
+    // Windows are powers of two, or multiples of 1024 tokens: 32768 reads as 32k.
+    if (*tokens >= 1024 && *tokens % 1024 == 0)
+        return QStringLiteral("%1k").arg(*tokens / 1024);
+    return QString::number(*tokens);
+}
+
 QString formatPerMinute(const RouteTraffic &t)
 {
     if (!t.measured)
@@ -135,11 +145,14 @@ QString onceReport(const StatusSnapshot &s)
         totalsWidth = std::max(totalsWidth, totalsText(r.counters).size());
     }
     for (const RouteStatus &r : s.routes) {
+        const QString context = r.entry.contextLength
+                                    ? QStringLiteral(", context %1").arg(*r.entry.contextLength)
+                                    : QString();
         out +=
-            QStringLiteral("  %1  %2  %3  %4 (%5)\n")
+            QStringLiteral("  %1  %2  %3  %4 (%5%6)\n")
                 .arg(r.entry.id.leftJustified(width), routeStateText(r).leftJustified(stateWidth),
                      totalsText(r.counters).leftJustified(totalsWidth), r.upstreamName(),
-                     r.entry.discovery);
+                     r.entry.discovery, context);
     }
     return out + failureReport(s);
 }

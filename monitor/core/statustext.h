@@ -28,6 +28,9 @@ QString trafficHeadline(const StatusSnapshot &snapshot);
 
 // "12", "0.5", "—" (not measured yet); and a duration in s/ms, "—" when unknown.
 QString formatPerMinute(const RouteTraffic &traffic);
+// A context window for the table: "32k" for 32768 (a multiple of 1024), the number
+// otherwise, a dash when unknown.
+QString formatContext(std::optional<qint64> tokens);
 QString formatSeconds(std::optional<double> seconds);
 
 // "120 requests, 3 failed": the route's totals since SLP started.
@@ -37,7 +40,8 @@ QString totalsText(const RouteCounters &counters);
 QString tooltipText(const StatusSnapshot &snapshot);
 
 // `--once` output: "SLP URL: STATE (headline)" then one aligned line per route with its
-// totals since SLP started, then failureReport().
+// totals since SLP started, its upstream name, discovery state and context window
+// ("(discovered, context 32768)"), then failureReport().
 QString onceReport(const StatusSnapshot &snapshot);
 // Each route whose condition is not ok, with its last failure (time in UTC, RFC 3339):
 //   routes not ok:

@@ -86,7 +86,8 @@ void TestMonitorGlance::initTestCase()
                                         "  - name: stalling\n"
                                         "    url: %2\n"
                                         "    model: Qwen/Qwen3-8B\n"
-                                        "    stream_idle_timeout: 300ms\n")
+                                        "    stream_idle_timeout: 300ms\n"
+                                        "    context_length: 32768\n")
                              .arg(m_dead.url(), m_mock.url())),
              qPrintable(m_slp.errorString()));
     m_poller = std::make_unique<StatusPoller>();
@@ -207,6 +208,11 @@ void TestMonitorGlance::stallingBackendStalls()
     QCOMPARE(r->entry.lastFailure->requestId.toUtf8(), m_stalledId);
     QCOMPARE(m_table.data(m_table.index(1, RouteTableModel::State)).toString(),
              QStringLiteral("stalled"));
+    // The route's context window, as clients read it from /v1/models: a column of its own.
+    QCOMPARE(m_table.data(m_table.index(1, RouteTableModel::Context)).toString(),
+             QStringLiteral("32k"));
+    QCOMPARE(m_table.data(m_table.index(0, RouteTableModel::Context)).toString(),
+             QStringLiteral("\u2014"));
     QTRY_COMPARE_WITH_TIMEOUT(m_notices.size(), 2, 10000);
     QCOMPARE(m_notices.last(), QStringLiteral("SLP: route stalling stalled"));
     QVERIFY2(m_bodies.last().contains(r->entry.lastFailure->what), qPrintable(m_bodies.last()));
@@ -257,6 +263,10 @@ void TestMonitorGlance::onceExplains()
     QVERIFY2(refusing.match(out).hasMatch(), qPrintable(out));
     QVERIFY2(out.contains(QStringLiteral("  stalling: stalled; last failure ")), qPrintable(out));
     QVERIFY2(out.contains(QStringLiteral("(request id %1)\n").arg(m_stalledId)), qPrintable(out));
+    // Each route's line: its upstream name, discovery state and, where known, its window.
+    QVERIFY2(out.contains(QStringLiteral("Qwen/Qwen3-8B (pinned, context 32768)\n")),
+             qPrintable(out));
+    QVERIFY2(out.contains(QStringLiteral("Some/Model (pinned)\n")), qPrintable(out));
 }
 
 void TestMonitorGlance::bothRecover()

@@ -222,9 +222,9 @@ void TestMonitorOptions::onceReport()
     QCOMPARE(lines[0], QStringLiteral("SLP http://127.0.0.1:8080: alert: 2 ambiguous"));
     // The recording has no traffic yet: the totals since SLP started are zero.
     QCOMPARE(lines[1], QStringLiteral("  qwen3-8b         ambiguous    0 requests, 0 failed  "
-                                      "Qwen/Qwen3-8B (discovered)"));
+                                      "Qwen/Qwen3-8B (discovered, context 32768)"));
     QCOMPARE(lines[2], QStringLiteral("  pinned-model     ok           0 requests, 0 failed  "
-                                      "Some-Pinned (pinned)"));
+                                      "Some-Pinned (pinned, context 131072)"));
     QVERIFY(lines[4].startsWith(QLatin1String("  qwen3-8b-edited  ambiguous")));
     QCOMPARE(onceExitCode(s.health), 2);
     QCOMPARE(onceExitCode(recorded(QStringLiteral("attention")).health), 1);
