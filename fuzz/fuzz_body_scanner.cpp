@@ -138,6 +138,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!hasModel)
             fail("ModelDuplicate but no model", body, ours);
         return 0;
+    case BodyScan::Verdict::ModelAmbiguous: {
+        // Refused where Go's decoder would read another key: a case variant of "model".
+        bool lookalike = false;
+        for (const QString &key : o.keys())
+            lookalike =
+                lookalike || (key != QLatin1String("model") &&
+                              key.compare(QLatin1String("model"), Qt::CaseInsensitive) == 0);
+        if (!lookalike)
+            fail("ModelAmbiguous without a case variant of \"model\"", body, ours);
+        return 0;
+    }
     default:
         break;
     }

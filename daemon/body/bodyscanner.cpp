@@ -65,7 +65,11 @@ BodyScan Scanner::verdict() const
     scan.objectOpen = m_top.objectOpen;
     const bool *wanted = m_top.logprobsWanted;
     scan.wantsLogprobs = std::any_of(wanted, wanted + 4, [](bool w) { return w; });
-    if (m_top.modelCount > 1) {
+    if (m_top.modelLookalike) {
+        scan.verdict = BodyScan::Verdict::ModelAmbiguous;
+        scan.error = QStringLiteral("a top-level key spells \"model\" in another case, which Go's "
+                                    "JSON decoding reads as the model");
+    } else if (m_top.modelCount > 1) {
         scan.verdict = BodyScan::Verdict::ModelDuplicate;
     } else if (m_top.modelCount == 0) {
         scan.verdict = BodyScan::Verdict::ModelMissing;

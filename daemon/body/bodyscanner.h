@@ -23,6 +23,9 @@ struct BodyScan
         ModelMissing,
         ModelNotString,
         ModelDuplicate, // "model" given twice at top level (keys compared after unescaping)
+        // A top-level key that is "model" in another case ("Model"): Go's encoding/json
+        // matches keys without case and would read that one.
+        ModelAmbiguous,
     };
     Verdict verdict = Verdict::NotJson;
     QString error; // short reason for NotJson ("unexpected '}' at byte 17")

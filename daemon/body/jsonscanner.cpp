@@ -155,6 +155,9 @@ inline void Scanner::record(KeyKind key, ValueKind kind, qsizetype begin, qsizet
     switch (key) {
     case KeyKind::Other:
         return;
+    case KeyKind::ModelLookalike:
+        m_top.modelLookalike = true;
+        return;
     case KeyKind::Model:
         ++m_top.modelCount;
         m_top.modelIsString = kind == ValueKind::String;

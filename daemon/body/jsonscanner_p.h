@@ -30,6 +30,7 @@ struct TopLevelFacts
     bool isObject = false;
     qsizetype objectOpen = -1;
     int modelCount = 0;
+    bool modelLookalike = false; // a top-level "Model", "MODEL", ... besides or instead
     bool modelIsString = false;
     qsizetype modelBegin = -1, modelEnd = -1;
     bool modelEscapes = false;

@@ -33,7 +33,11 @@ KeyKind classifyKey(const char *s, qsizetype n)
     case 4:
         return is("echo") ? KeyKind::Echo : KeyKind::Other;
     case 5:
-        return is("model") ? KeyKind::Model : KeyKind::Other;
+        if (is("model"))
+            return KeyKind::Model;
+        return QByteArrayView(s, n).compare("model", Qt::CaseInsensitive) == 0
+                   ? KeyKind::ModelLookalike
+                   : KeyKind::Other;
     case 6:
         return is("stream") ? KeyKind::Stream : KeyKind::Other;
     case 8:

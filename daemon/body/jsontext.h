@@ -14,6 +14,7 @@ enum class KeyKind : quint8
 {
     Other,
     Model,
+    ModelLookalike, // "model" in another case ("Model", "MODEL"): Go's encoding/json takes it
     Stream,
     Logprobs,
     TopLogprobs,

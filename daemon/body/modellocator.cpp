@@ -7,6 +7,18 @@
 namespace slp {
 
 namespace {
+// A UTF-16 code unit of a surrogate pair standing alone: only a \u escape writes one, and
+// Python keeps it while Go turns it into U+FFFD.
+bool hasLoneSurrogate(const QString &s)
+{
+    for (qsizetype i = 0; i < s.size(); ++i)
+        if (s[i].isHighSurrogate() && i + 1 < s.size() && s[i + 1].isLowSurrogate())
+            ++i;
+        else if (s[i].isSurrogate())
+            return true;
+    return false;
+}
+
 QString jsonScanError(const BodyScan &scan)
 {
     switch (scan.verdict) {
@@ -20,6 +32,8 @@ QString jsonScanError(const BodyScan &scan)
         return QStringLiteral("\"model\" must be a string");
     case BodyScan::Verdict::ModelDuplicate:
         return QStringLiteral("\"model\" is given more than once at the top level");
+    case BodyScan::Verdict::ModelAmbiguous:
+        return QStringLiteral("the request's model is ambiguous: %1").arg(scan.error);
     case BodyScan::Verdict::Ok:
         break;
     }
@@ -34,6 +48,17 @@ ModelLocation ModelLocation::locate(const HeaderList &headers, const QByteArray 
 
 ModelLocator::ModelLocator(const HeaderList &headers)
 {
+    int types = 0;
+    for (const auto &[name, value] : headers)
+        types += equalsNoCase(name, "content-type") ? 1 : 0;
+    if (types > 1) {
+        // Which one a parser keeps (the first, the last, both joined) decides whether it
+        // reads the body as JSON or as a form: SLP would route by one reading of many.
+        m_where.m_status = 400;
+        m_where.m_error = QStringLiteral("the request's model is ambiguous: Content-Type is "
+                                         "given more than once, and parsers keep different ones");
+        return;
+    }
     const QByteArray contentType = headerValue(headers, "content-type");
     // `curl -d '{...}'` labels JSON as a form: that keeps working; a real form does not.
     m_form = isMediaType(contentType, "application/x-www-form-urlencoded");
@@ -47,6 +72,14 @@ ModelLocator::ModelLocator(const HeaderList &headers)
                               .arg(QString::fromLatin1(contentType.left(200)));
     } else if (type.count("boundary") > 1) {
         m_where.m_error = QStringLiteral("multipart/form-data names its boundary more than once");
+    } else if (const QByteArray charset = type.value("charset");
+               !charset.isEmpty() && !equalsNoCase(charset, "utf-8") &&
+               !equalsNoCase(charset, "us-ascii")) {
+        // Starlette decodes every field with the request's charset; Go keeps the bytes.
+        m_where.m_error = QStringLiteral("the request's model is ambiguous: multipart/form-data "
+                                         "with charset=%1, which some parsers apply to the "
+                                         "model part and others do not")
+                              .arg(QString::fromLatin1(charset.left(40)));
     } else {
         m_where.m_error = boundaryError(m_where.m_boundary);
     }
@@ -58,6 +91,8 @@ ModelLocator::ModelLocator(const HeaderList &headers)
 
 void ModelLocator::arrived(QByteArrayView soFar)
 {
+    if (m_where.m_status != 0)
+        return; // refused from the head: nothing to scan
     if (m_where.m_kind == ModelLocation::Kind::Json)
         m_json.feed(soFar);
     else if (m_multipart)
@@ -67,12 +102,18 @@ void ModelLocator::arrived(QByteArrayView soFar)
 ModelLocation ModelLocator::finish(const QByteArray &body)
 {
     ModelLocation where = m_where;
+    if (where.m_status != 0)
+        return where; // the head was refused already
     if (where.m_kind == ModelLocation::Kind::Json) {
         where.m_json = m_json.finish(body);
         const BodyScan::Verdict verdict = where.m_json.verdict;
         if (verdict == BodyScan::Verdict::Ok) {
             where.m_model = where.m_json.model;
-            where.m_error = modelIdError(where.m_model.toUtf8(), QStringLiteral("\"model\""));
+            where.m_error = hasLoneSurrogate(where.m_model)
+                                ? QStringLiteral("the request's model is ambiguous: \"model\" "
+                                                 "holds a lone surrogate escape, which parsers "
+                                                 "decode differently")
+                                : modelIdError(where.m_model.toUtf8(), QStringLiteral("\"model\""));
             if (!where.m_error.isEmpty())
                 where.m_status = 400;
         } else if (m_form && (verdict == BodyScan::Verdict::NotJson ||

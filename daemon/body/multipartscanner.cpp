@@ -62,7 +62,8 @@ void MultipartBodyScanner::advance(QByteArrayView bytes, bool final)
         break;
     case Step::Fail:
         m_ended = true;
-        m_scan.verdict = MultipartScan::Verdict::Malformed;
+        m_scan.verdict =
+            m_ambiguous ? MultipartScan::Verdict::Ambiguous : MultipartScan::Verdict::Malformed;
         break;
     case Step::NeedMore:
         // A search keeps its place: any new byte may end it. Transport padding does not: it
@@ -184,24 +185,45 @@ bool MultipartBodyScanner::part(qsizetype begin, qsizetype end)
         }
         contentBegin = blank + 4;
     }
-    bool isModel = false;
-    bool isFile = false;
+    PartHeaders h;
     for (qsizetype line = begin; line < contentBegin - 2;) {
         const qsizetype eol = find(line, "\r\n", contentBegin);
-        if (!headerLine(line, eol, isModel, isFile))
+        if (!headerLine(line, eol, h))
             return false;
         line = eol + 2;
     }
-    if (isModel && ++m_modelParts == 1) {
+    if (!checkPart(begin, h))
+        return false;
+    if (h.isModel && ++m_modelParts == 1) {
         m_scan.valueBegin = contentBegin;
         m_scan.valueEnd = end;
-        m_modelIsFile = isFile;
+        m_modelIsFile = h.isFile;
     }
     return true;
 }
 
-// "Name: value"; only Content-Disposition matters (RFC 7578 4.2: form-data; name="...").
-bool MultipartBodyScanner::headerLine(qsizetype begin, qsizetype end, bool &isModel, bool &isFile)
+bool MultipartBodyScanner::checkPart(qsizetype begin, const PartHeaders &h)
+{
+    // python-multipart keeps a part's last Content-Disposition, Go's textproto its first.
+    const char *why =
+        h.dispositions > 1 ? "has more than one Content-Disposition header" : h.ambiguity;
+    if (!why && h.isModel && h.transferEncoded)
+        why = "is the model part with a Content-Transfer-Encoding, which Go's parser decodes";
+    if (!why && h.isModel && h.otherCharset)
+        why = "is the model part in a charset other than UTF-8, which some parsers apply";
+    if (!why)
+        return true;
+    m_ambiguous = true;
+    fail(QStringLiteral("multipart part at byte %1 %2: parsers would read another model than "
+                        "SLP")
+             .arg(begin)
+             .arg(QLatin1String(why)));
+    return false;
+}
+
+// "Name: value"; Content-Disposition names the part (RFC 7578 4.2: form-data; name="..."),
+// and two more decide how some parsers read its content.
+bool MultipartBodyScanner::headerLine(qsizetype begin, qsizetype end, PartHeaders &h)
 {
     const QByteArrayView line(m_p + begin, end - begin);
     const qsizetype colon = line.indexOf(':');
@@ -212,14 +234,38 @@ bool MultipartBodyScanner::headerLine(qsizetype begin, qsizetype end, bool &isMo
         fail(QStringLiteral("multipart part header at byte %1 is not \"Name: value\"").arg(begin));
         return false;
     }
-    if (!equalsNoCase(line.first(colon), "content-disposition"))
-        return true;
-    const HeaderParameters disposition = parseHeaderParameters(line.sliced(colon + 1));
-    if (disposition.token == "form-data" && disposition.value("name") == "model") {
-        isModel = true;
-        isFile = disposition.has("filename") || disposition.has("filename*");
+    const QByteArrayView name = line.first(colon);
+    const HeaderParameters params = parseHeaderParameters(line.sliced(colon + 1));
+    if (equalsNoCase(name, "content-transfer-encoding")) {
+        h.transferEncoded = true;
+    } else if (equalsNoCase(name, "content-type")) {
+        const QByteArray charset = params.value("charset");
+        h.otherCharset = !charset.isEmpty() && !equalsNoCase(charset, "utf-8") &&
+                         !equalsNoCase(charset, "us-ascii");
+    } else if (equalsNoCase(name, "content-disposition")) {
+        ++h.dispositions;
+        readDisposition(params, h);
     }
     return true;
+}
+
+void MultipartBodyScanner::readDisposition(const HeaderParameters &d, PartHeaders &h)
+{
+    bool named = false; // a `name` parameter says "model"
+    for (const auto &[param, value] : d.parameters)
+        named = named || (param == "name" && value == "model");
+    if (d.has("name*"))
+        h.ambiguity = "names itself with name*=, which RFC 7578 forbids and some parsers decode";
+    else if (named && d.count("name") > 1)
+        h.ambiguity = "has two name parameters, one of them \"model\"";
+    else if (named && d.escaped.contains("name"))
+        h.ambiguity = "has a backslash escape in its name, which parsers undo differently";
+    else if (named && d.token != "form-data")
+        h.ambiguity = "is named \"model\" but is not form-data, which some parsers still read";
+    if (d.token == "form-data" && d.value("name") == "model") {
+        h.isModel = true;
+        h.isFile = d.has("filename") || d.has("filename*");
+    }
 }
 
 void MultipartBodyScanner::verdict()

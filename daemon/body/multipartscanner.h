@@ -2,6 +2,7 @@
 #pragma once
 
 #include "body/modelid.h"
+#include "wire/mediatype.h"
 
 #include <QByteArray>
 #include <QByteArrayView>
@@ -28,6 +29,7 @@ struct MultipartScan
         ModelTooLong,   // over maxModelBytes
         ModelNotUtf8,   // not well-formed UTF-8
         ModelDuplicate, // two parts named "model"
+        Ambiguous,      // a part that mainstream parsers would read differently (error says)
     };
     Verdict verdict = Verdict::Malformed;
     QString error; // the 400's message: what is wrong and, for Malformed, at which byte
@@ -74,8 +76,21 @@ private:
     // The next delimiter at or after `from`, -1 when there is none in a whole body, -2 when
     // the bytes so far have none (the search resumes from m_searchFrom).
     qsizetype search(qsizetype from);
+    // What a part's header lines say, as far as the model is concerned.
+    struct PartHeaders
+    {
+        int dispositions = 0;
+        bool isModel = false;
+        bool isFile = false;
+        bool transferEncoded = false;    // a Content-Transfer-Encoding (some parsers decode it)
+        bool otherCharset = false;       // a charset other than UTF-8 (some parsers apply it)
+        const char *ambiguity = nullptr; // why parsers would read its name differently
+    };
     bool part(qsizetype begin, qsizetype end);
-    bool headerLine(qsizetype begin, qsizetype end, bool &isModel, bool &isFile);
+    bool headerLine(qsizetype begin, qsizetype end, PartHeaders &h);
+    // The part's headers, read: false (an ambiguity named) when parsers would disagree on it.
+    bool checkPart(qsizetype begin, const PartHeaders &h);
+    static void readDisposition(const HeaderParameters &d, PartHeaders &h);
     void verdict();
     bool at(qsizetype pos, QByteArrayView text) const;
     qsizetype find(qsizetype from, QByteArrayView needle, qsizetype limit) const;
@@ -95,6 +110,7 @@ private:
     MultipartScan m_scan;
     int m_modelParts = 0;
     bool m_modelIsFile = false;
+    bool m_ambiguous = false; // the failure is an ambiguity, not malformed bytes
 };
 
 // Whether `value` cannot be a part's content in a body delimited by `boundary`: it would

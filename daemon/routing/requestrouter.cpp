@@ -237,6 +237,8 @@ void RequestRouter::tunnel(InboundRequest &request, ResponseWriter *writer)
         refuseUnrouted(writer, 400, message, "invalid_request");
     };
     const UpgradeModel model = findUpgradeModel(request.target);
+    if (!model.error.isEmpty())
+        return refuse(model.error);
     if (!model.found) {
         return refuse(QStringLiteral("WebSocket upgrade has no model query parameter: "
                                      "add ?model=ID to the URL (GET /v1/models lists them)"));

@@ -39,7 +39,8 @@ bool isTokenChar(char c)
 }
 
 // A token or a quoted-string at `pos`; false when neither is there or the quote is unclosed.
-bool readValue(QByteArrayView v, qsizetype &pos, QByteArray &out)
+// `escaped` is set when a quoted-string held a backslash escape.
+bool readValue(QByteArrayView v, qsizetype &pos, QByteArray &out, bool &escaped)
 {
     const qsizetype n = v.size();
     if (pos < n && v[pos] == '"') {
@@ -49,8 +50,10 @@ bool readValue(QByteArrayView v, qsizetype &pos, QByteArray &out)
                 ++pos;
                 return true;
             }
-            if (c == '\\' && pos + 1 < n)
+            if (c == '\\' && pos + 1 < n) {
                 ++pos;
+                escaped = true;
+            }
             out += v[pos];
         }
         return false;
@@ -106,9 +109,12 @@ HeaderParameters parseHeaderParameters(QByteArrayView value)
         const QByteArray name = value.sliced(nameStart, pos - nameStart).toByteArray().toLower();
         ++pos;
         QByteArray parameter;
-        if (!readValue(value, pos, parameter))
+        bool escaped = false;
+        if (!readValue(value, pos, parameter, escaped))
             return out;
         out.parameters.append({name, parameter});
+        if (escaped)
+            out.escaped.append(name);
     }
     out.valid = !out.token.isEmpty();
     return out;

@@ -23,6 +23,9 @@ struct HeaderParameters
     bool valid = false;
     QByteArray token; // "multipart/form-data", "form-data", ...
     QList<QPair<QByteArray, QByteArray>> parameters;
+    // Names of the parameters whose quoted-string held a backslash escape (undone above):
+    // parsers differ on undoing them.
+    QList<QByteArray> escaped;
 
     // The first parameter called `name` (lowercase): whether there is one, and its value.
     bool has(QByteArrayView name) const;

@@ -29,6 +29,7 @@ private Q_SLOTS:
     void picksTheScanner_data();
     void picksTheScanner();
     void renamesThroughTheSameScanner();
+    void refusesWhatParsersReadTwoWays();
 };
 
 void TestModelLocator::picksTheScanner_data()
@@ -106,6 +107,38 @@ void TestModelLocator::renamesThroughTheSameScanner()
              QByteArray(form).replace("\r\nimg\r\n", "\r\ngpt-image \"1\"\r\n"));
     QVERIFY(multi.renameError(QStringLiteral("--b0")).contains(QStringLiteral("boundary")));
     QVERIFY(json.renameError(QStringLiteral("--b0")).isEmpty());
+}
+
+void TestModelLocator::refusesWhatParsersReadTwoWays()
+{
+    const QByteArray json = R"({"model":"m"})";
+    HeaderList twice = withType("application/json");
+    twice.append(
+        qMakePair(QByteArray("content-type"), QByteArray("multipart/form-data; boundary=b0")));
+    ModelLocation where = ModelLocation::locate(twice, json);
+    QCOMPARE(where.status(), 400);
+    QVERIFY2(where.error().contains(QStringLiteral("Content-Type is given more than once")),
+             qPrintable(where.error()));
+    QVERIFY(where.model().isEmpty());
+
+    where =
+        ModelLocation::locate(withType("multipart/form-data; boundary=b0; charset=latin1"), form);
+    QCOMPARE(where.status(), 400);
+    QVERIFY2(where.error().contains(QStringLiteral("charset=latin1")), qPrintable(where.error()));
+    QCOMPARE(
+        ModelLocation::locate(withType("multipart/form-data; boundary=b0; charset=UTF-8"), form)
+            .model(),
+        QStringLiteral("img"));
+
+    where = ModelLocation::locate(withType({}), R"({"model":"m\ud800"})");
+    QCOMPARE(where.status(), 400);
+    QVERIFY2(where.error().contains(QStringLiteral("lone surrogate")), qPrintable(where.error()));
+    QCOMPARE(ModelLocation::locate(withType({}), R"({"model":"m\ud83d\ude00"})").model(),
+             QStringLiteral("m\U0001F600"));
+
+    where = ModelLocation::locate(withType({}), R"({"Model":"a","model":"m"})");
+    QCOMPARE(where.status(), 400);
+    QVERIFY2(where.error().contains(QStringLiteral("ambiguous")), qPrintable(where.error()));
 }
 
 QTEST_GUILESS_MAIN(TestModelLocator)

@@ -111,6 +111,15 @@ void TestMultipartScanner::accepts_data()
     QTest::newRow("model-ish names are other fields")
         << field("models", "a") + field("Model", "b") + field("model", "c") + closing()
         << QByteArray("c");
+    QTest::newRow("encodings and charsets on other parts, ASCII on the model")
+        << "--" + boundary +
+               "\r\nContent-Disposition: form-data; name=\"f\"\r\nContent-Transfer-Encoding: "
+               "base64\r\nContent-Type: text/plain; charset=latin1\r\n\r\nx\r\n--" +
+               boundary +
+               "\r\nContent-Disposition: form-data; name=model\r\nContent-Type: text/plain; "
+               "charset=US-ASCII\r\n\r\nm\r\n" +
+               closing()
+        << QByteArray("m");
     QTest::newRow("boundary text inside a file, not after CRLF")
         << file("file", "x--" + boundary + "y") + field("model", "m") + closing()
         << QByteArray("m");
@@ -186,6 +195,41 @@ void TestMultipartScanner::refuses_data()
                                << QStringLiteral("not valid UTF-8");
     QTest::newRow("overlong UTF-8") << field("model", "\xc0\xaf") + closing()
                                     << int(V::ModelNotUtf8) << QStringLiteral("not valid UTF-8");
+    const auto part = [](const QByteArray &headers) {
+        return "--" + boundary + "\r\n" + headers + "\r\n\r\nm\r\n";
+    };
+    const QString ambiguous = QStringLiteral("parsers would read another model than SLP");
+    QTest::newRow("two Content-Disposition headers")
+        << part("Content-Disposition: form-data; name=\"model\"\r\nContent-Disposition: "
+                "form-data; name=\"x\"") +
+               closing()
+        << int(V::Ambiguous) << "has more than one Content-Disposition header: " + ambiguous;
+    QTest::newRow("two Content-Disposition headers on another part")
+        << part("content-disposition: form-data; name=\"x\"\r\nContent-Disposition: "
+                "form-data; name=\"model\"") +
+               model + closing()
+        << int(V::Ambiguous) << QStringLiteral("more than one Content-Disposition");
+    QTest::newRow("name*") << part("Content-Disposition: form-data; name*=UTF-8''model") + closing()
+                           << int(V::Ambiguous) << QStringLiteral("name*=");
+    QTest::newRow("name twice")
+        << part("Content-Disposition: form-data; name=\"x\"; name=\"model\"") + closing()
+        << int(V::Ambiguous) << QStringLiteral("two name parameters");
+    QTest::newRow("escaped name") << part("Content-Disposition: form-data; name=\"mod\\el\"") +
+                                         closing()
+                                  << int(V::Ambiguous) << QStringLiteral("backslash escape");
+    QTest::newRow("model not form-data")
+        << part("Content-Disposition: attachment; name=\"model\"") + model + closing()
+        << int(V::Ambiguous) << QStringLiteral("is not form-data");
+    QTest::newRow("model with a transfer encoding")
+        << part("Content-Disposition: form-data; name=model\r\nContent-Transfer-Encoding: "
+                "quoted-printable") +
+               closing()
+        << int(V::Ambiguous) << QStringLiteral("Content-Transfer-Encoding");
+    QTest::newRow("model in latin-1")
+        << part("Content-Disposition: form-data; name=model\r\nContent-Type: text/plain; "
+                "charset=iso-8859-1") +
+               closing()
+        << int(V::Ambiguous) << QStringLiteral("charset other than UTF-8");
     QTest::newRow("LF delimiters only") << QByteArray(model + closing()).replace("\r\n", "\n")
                                         << int(V::Malformed) << QStringLiteral("neither CRLF nor");
 }
