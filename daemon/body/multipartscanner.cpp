@@ -2,6 +2,7 @@
 #include "multipartscanner.h"
 
 #include "bodyedits.h"
+#include "httpfield.h"
 #include "jsontext.h"
 #include "wire/http1.h"
 #include "wire/mediatype.h"
@@ -19,11 +20,6 @@ bool isBoundaryChar(char c)
     if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
         return true;
     return c != '\0' && std::strchr("'()+_,-./:=? ", c) != nullptr;
-}
-
-bool isTokenChar(char c)
-{
-    return c > 0x20 && c < 0x7f && std::strchr("()<>@,;:\\\"/[]?={}", c) == nullptr;
 }
 
 } // namespace

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "forward/forwardheaders.h"
 
+#include "httpfield.h"
+
 #include <QSet>
 
 #include <algorithm>
@@ -8,15 +10,6 @@
 namespace slp {
 
 namespace {
-// RFC 9110 7.6.1 plus the legacy names Go's ReverseProxy also drops.
-bool isHopByHop(QByteArrayView name)
-{
-    return equalsNoCase(name, "connection") || equalsNoCase(name, "keep-alive") ||
-           equalsNoCase(name, "proxy-connection") || equalsNoCase(name, "proxy-authenticate") ||
-           equalsNoCase(name, "proxy-authorization") || equalsNoCase(name, "te") ||
-           equalsNoCase(name, "trailer") || equalsNoCase(name, "transfer-encoding") ||
-           equalsNoCase(name, "upgrade");
-}
 
 QSet<QByteArray> namedInConnection(const HeaderList &headers)
 {
@@ -46,7 +39,7 @@ InboundHeaders prepareUpstreamHeaders(const HeaderList &inbound, const QByteArra
     QByteArray host;
     out.forward.reserve(inbound.size() + 3);
     for (const auto &[name, value] : inbound) {
-        if (isHopByHop(name) ||
+        if (isHopByHopHeader(name) ||
             (!connectionNamed.isEmpty() && connectionNamed.contains(name.toLower())))
             continue;
         if (equalsNoCase(name, "host")) {
@@ -89,7 +82,7 @@ HeaderList prepareClientHeaders(const HeaderList &upstream)
     HeaderList out;
     out.reserve(upstream.size());
     for (const auto &[name, value] : upstream) {
-        if (isHopByHop(name) || equalsNoCase(name, "content-length") ||
+        if (isHopByHopHeader(name) || equalsNoCase(name, "content-length") ||
             (!connectionNamed.isEmpty() && connectionNamed.contains(name.toLower())))
             continue;
         out.append({name, value});

@@ -64,13 +64,6 @@ bool hasDotSegment(QByteArrayView target)
 
 } // namespace
 
-bool isTokenChar(char c)
-{
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
-        return true;
-    return c != 0 && std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
-}
-
 namespace {
 
 // The field facts the framing decision needs once the blank line has arrived.

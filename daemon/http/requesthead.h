@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "httpfield.h"
 #include "wire/http1.h"
 
 #include <QByteArray>
@@ -50,8 +51,5 @@ struct RequestHead
 // Reads the head at the start of `data` (the client's unconsumed bytes). Incomplete until the
 // blank line has arrived; Rejected as soon as the bytes seen so far break a rule.
 RequestHead parseRequestHead(QByteArrayView data, const RequestHeadLimits &limits);
-
-// RFC 9110 token characters (header names, methods).
-bool isTokenChar(char c);
 
 } // namespace slp

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "wire/mediatype.h"
 
+#include "httpfield.h"
 #include "wire/http1.h"
 
 namespace slp {
@@ -9,33 +10,6 @@ namespace {
 bool isOws(char c)
 {
     return c == ' ' || c == '\t';
-}
-
-// RFC 9110 5.6.2 tchar.
-bool isTokenChar(char c)
-{
-    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
-        return true;
-    switch (c) {
-    case '!':
-    case '#':
-    case '$':
-    case '%':
-    case '&':
-    case '\'':
-    case '*':
-    case '+':
-    case '-':
-    case '.':
-    case '^':
-    case '_':
-    case '`':
-    case '|':
-    case '~':
-        return true;
-    default:
-        return false;
-    }
 }
 
 // A token or a quoted-string at `pos`; false when neither is there or the quote is unclosed.
