@@ -27,7 +27,9 @@ QString jsonScanError(const BodyScan &scan)
     case BodyScan::Verdict::NotObject:
         return QStringLiteral("request body must be a JSON object");
     case BodyScan::Verdict::ModelMissing:
-        return QStringLiteral("request body has no \"model\" field: name the model to use");
+        return QStringLiteral("request body has no \"model\" field: SLP routes each request by "
+                              "its model, the top-level \"model\" string of a JSON body; name "
+                              "the model to use (GET /v1/models lists them; docs/HTTP.md)");
     case BodyScan::Verdict::ModelNotString:
         return QStringLiteral("\"model\" must be a string");
     case BodyScan::Verdict::ModelDuplicate:
@@ -104,6 +106,13 @@ ModelLocation ModelLocator::finish(const QByteArray &body)
     ModelLocation where = m_where;
     if (where.m_status != 0)
         return where; // the head was refused already
+    if (body.isEmpty() && (where.m_kind == ModelLocation::Kind::Json || m_multipart)) {
+        where.m_status = 400;
+        where.m_error = QStringLiteral(
+            "request has no body: SLP routes each POST by its model, the top-level \"model\" of "
+            "a JSON body or the \"model\" part of a multipart/form-data body (docs/HTTP.md)");
+        return where;
+    }
     if (where.m_kind == ModelLocation::Kind::Json) {
         where.m_json = m_json.finish(body);
         const BodyScan::Verdict verdict = where.m_json.verdict;

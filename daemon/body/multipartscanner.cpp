@@ -275,7 +275,8 @@ void MultipartBodyScanner::verdict()
     } else if (m_modelParts == 0) {
         s.verdict = V::ModelMissing;
         s.error =
-            QStringLiteral("multipart body has no \"model\" part: add a form field named model");
+            QStringLiteral("multipart body has no \"model\" part: SLP routes each request by its "
+                           "model; add a form field named model (docs/HTTP.md)");
     } else if (m_modelIsFile) {
         s.verdict = V::ModelFile;
         s.error = QStringLiteral("the multipart \"model\" part is a file (it has a filename): "

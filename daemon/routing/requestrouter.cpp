@@ -102,8 +102,15 @@ const RequestRouter::Endpoint *RequestRouter::endpointFor(const QByteArray &meth
         {"/models", false, "GET", false, &RequestRouter::serveCatalog},
         {"/models/", false, "GET", false, &RequestRouter::serveCatalog},
         {"/models/", true, "GET", false, &RequestRouter::serveModel},
+        // A stored response is read by its id alone: no model says which backend holds it.
+        {"/v1/responses/", true, "GET", false, &RequestRouter::refuseStoredResponse},
+        {"/v1/responses/", true, "DELETE", false, &RequestRouter::refuseStoredResponse},
+        {"/v1/responses/", true, "POST", false, &RequestRouter::forward},
         {"/v1/", true, "GET", true, &RequestRouter::tunnel},
         {"/v1/", true, "POST", false, &RequestRouter::forward},
+        // Any other POST is routed by its model the same way: vLLM's /tokenize, /v2/rerank,
+        // /score, /pooling and whatever a backend adds outside /v1/.
+        {"/", true, "POST", false, &RequestRouter::forward},
     };
     const Endpoint *resource = nullptr;
     for (const Endpoint &e : kEndpoints) {
@@ -148,9 +155,21 @@ void RequestRouter::handle(InboundRequest request, ResponseWriter *writer)
                 .arg(QString::fromLatin1(request.method), path, QString::fromLatin1(allowed)));
     }
     answerError(writer, 404,
-                QStringLiteral("no such endpoint: %1 (SLP serves POST /v1/..., GET /v1/models, "
-                               "/healthz, /metrics)")
+                QStringLiteral("no such endpoint: %1 (SLP routes any POST by its model, and "
+                               "answers GET /v1/models, /healthz and /metrics; docs/HTTP.md)")
                     .arg(path));
+}
+
+void RequestRouter::refuseStoredResponse(InboundRequest &request, ResponseWriter *writer)
+{
+    answerError(
+        writer, 404,
+        QStringLiteral("%1 %2: SLP routes each request by its model, and a stored "
+                       "response is named by its id alone, so SLP cannot tell which "
+                       "backend holds it. Ask that backend directly, or keep the "
+                       "conversation in the request (docs/HTTP.md, \"Stored responses\")")
+            .arg(QString::fromLatin1(request.method), QString::fromUtf8(request.path.left(200))),
+        "not_found");
 }
 
 void RequestRouter::serveHealth(InboundRequest &, ResponseWriter *writer)

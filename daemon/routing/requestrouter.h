@@ -59,6 +59,8 @@ private:
     void serveMetrics(InboundRequest &request, ResponseWriter *writer);
     void serveCatalog(InboundRequest &request, ResponseWriter *writer);
     void serveModel(InboundRequest &request, ResponseWriter *writer);
+    // GET or DELETE /v1/responses/{id}: no model to route by (a 404 that says what to do).
+    void refuseStoredResponse(InboundRequest &request, ResponseWriter *writer);
     // A request routed by its body's model.
     void forward(InboundRequest &request, ResponseWriter *writer);
     // A WebSocket upgrade: routed by its `model` query parameter.

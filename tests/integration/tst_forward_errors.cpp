@@ -418,10 +418,15 @@ void TestForwardErrors::methodsAndPaths_data()
     QTest::newRow("DELETE embeddings")
         << QByteArray("DELETE") << QStringLiteral("/v1/embeddings") << 405;
     QTest::newRow("POST models") << QByteArray("POST") << QStringLiteral("/v1/models") << 405;
-    QTest::newRow("GET nope") << QByteArray("GET") << QStringLiteral("/nope") << 404;
-    QTest::newRow("POST outside v1")
-        << QByteArray("POST") << QStringLiteral("/chat/completions") << 404;
+    // Any POST outside SLP's own paths is routed (tst_backend_access); other methods are not.
+    QTest::newRow("GET nope") << QByteArray("GET") << QStringLiteral("/nope") << 405;
+    QTest::newRow("PUT tokenize") << QByteArray("PUT") << QStringLiteral("/tokenize") << 405;
+    QTest::newRow("GET stored response")
+        << QByteArray("GET") << QStringLiteral("/v1/responses/resp_1") << 404;
     QTest::newRow("POST healthz") << QByteArray("POST") << QStringLiteral("/healthz") << 405;
+    QTest::newRow("POST metrics") << QByteArray("POST") << QStringLiteral("/metrics") << 405;
+    QTest::newRow("POST models outside v1")
+        << QByteArray("POST") << QStringLiteral("/models/good") << 405;
 }
 
 void TestForwardErrors::methodsAndPaths()

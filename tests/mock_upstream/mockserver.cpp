@@ -619,7 +619,10 @@ void Connection::dispatch(Request request)
         respondSimple(request, requestId, 200, "application/json", {}, delay);
         return;
     }
-    if (path.startsWith("/v1/") && request.method == "POST") {
+    // vLLM's own paths outside /v1/, each with a model in its body.
+    static const QList<QByteArray> kOwnPaths = {"/tokenize", "/detokenize", "/v2/rerank", "/rerank",
+                                                "/score",    "/pooling",    "/classify"};
+    if ((path.startsWith("/v1/") || kOwnPaths.contains(path)) && request.method == "POST") {
         respondGenerated(request, requestId);
         return;
     }

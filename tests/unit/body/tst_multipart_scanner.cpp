@@ -179,7 +179,8 @@ void TestMultipartScanner::refuses_data()
         << int(V::Malformed) << QStringLiteral("is not \"Name: value\"");
     QTest::newRow("no model part")
         << field("prompt", "hi") + file("file", "x") + closing() << int(V::ModelMissing)
-        << QStringLiteral("multipart body has no \"model\" part: add a form field named model");
+        << QStringLiteral("multipart body has no \"model\" part: SLP routes each request by its "
+                          "model; add a form field named model (docs/HTTP.md)");
     QTest::newRow("no parts") << "--" + boundary + "--\r\n"
                               << int(V::ModelMissing) << QStringLiteral("no \"model\" part");
     QTest::newRow("model twice") << model + field("model", "m") + closing()

@@ -269,8 +269,21 @@ private Q_SLOTS:
         QTest::newRow("GET /v1/chat/completions")
             << QByteArray("GET") << QByteArray("/v1/chat/completions") << 405
             << QByteArray("it answers GET (a WebSocket upgrade), POST");
-        QTest::newRow("POST /v2/x")
-            << QByteArray("POST") << QByteArray("/v2/x") << 404 << QByteArray("no such endpoint");
+        QTest::newRow("GET /v2/x")
+            << QByteArray("GET") << QByteArray("/v2/x") << 405 << QByteArray("it answers POST");
+        QTest::newRow("OPTIONS /tokenize") << QByteArray("OPTIONS") << QByteArray("/tokenize")
+                                           << 405 << QByteArray("it answers POST");
+        QTest::newRow("GET /v1/responses/resp_1")
+            << QByteArray("GET") << QByteArray("/v1/responses/resp_1") << 404
+            << QByteArray("a stored response is named by its id alone");
+        QTest::newRow("DELETE /v1/responses/resp_1")
+            << QByteArray("DELETE") << QByteArray("/v1/responses/resp_1") << 404
+            << QByteArray("docs/HTTP.md, \\\"Stored responses\\\"");
+        QTest::newRow("PUT /v1/responses/resp_1")
+            << QByteArray("PUT") << QByteArray("/v1/responses/resp_1") << 405
+            << QByteArray("it answers GET, DELETE, POST");
+        QTest::newRow("not a path")
+            << QByteArray("POST") << QByteArray("*") << 404 << QByteArray("no such endpoint");
     }
     void endpointTable()
     {
@@ -300,6 +313,42 @@ private Q_SLOTS:
         QVERIFY(!RequestRouter::scanFor(head("POST", "/metrics")));
         QVERIFY(!RequestRouter::scanFor(head("POST", "/v1/models/pin")));
         QVERIFY(!RequestRouter::scanFor(head("GET", "/v1/models")));
+        QVERIFY(RequestRouter::scanFor(head("POST", "/tokenize")));
+        QVERIFY(RequestRouter::scanFor(head("POST", "/v1/responses/resp_1/cancel")));
+        QVERIFY(!RequestRouter::scanFor(head("GET", "/v1/responses/resp_1")));
+    }
+
+    // Any POST outside SLP's own paths is routed by its model like one under /v1/: vLLM's
+    // paths outside /v1/ are the reason.
+    void routesAnyPostPath_data()
+    {
+        QTest::addColumn<QByteArray>("target");
+        for (const char *path : {"/tokenize", "/detokenize", "/v2/rerank", "/rerank", "/score",
+                                 "/pooling", "/classify", "/v1/responses/resp_1/cancel"})
+            QTest::newRow(path) << QByteArray(path);
+    }
+    void routesAnyPostPath()
+    {
+        QFETCH(QByteArray, target);
+        Fixture f;
+        f.send(R"({"model":"disc","prompt":"x"})", target);
+        QCOMPARE(f.transport.started(), 1);
+        QCOMPARE(f.transport.requests.at(0).target, target);
+        QCOMPARE(f.transport.requests.at(0).body.joined(),
+                 QByteArray(R"({"model":"Disc-Upstream","prompt":"x"})"));
+    }
+
+    // A POST that carries no model says how SLP routes and where to read more.
+    void noModelSaysHowSlpRoutes()
+    {
+        Fixture f;
+        f.send({}, "/tokenize");
+        QVERIFY(f.pair.receiveResponse());
+        QVERIFY2(f.pair.received().startsWith("HTTP/1.1 400 "), f.pair.received().constData());
+        QVERIFY2(f.pair.received().contains("SLP routes each POST by its model"),
+                 f.pair.received().constData());
+        QVERIFY(f.pair.received().contains("docs/HTTP.md"));
+        QCOMPARE(f.transport.started(), 0);
     }
 };
 
