@@ -61,6 +61,11 @@ cp "$deb" "$root/tmp/"
 # The upgrade step installs it again once booted, when /tmp is the container's own tmpfs.
 cp "$deb" "$root/var/tmp/"
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+# A key for `headers:`, where the docs say to keep it: the unit's EnvironmentFile, 0600.
+boot_key="boot-key-$$-$(date +%s)"
+mkdir -p "$root/etc/slp"
+install -m 0600 /dev/null "$root/etc/slp/slp.env"
+printf '# added by the boot test\nSLP_BOOT_KEY=%s\n' "$boot_key" >"$root/etc/slp/slp.env"
 in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive "$@"; }
 # systemd-sysv comes from the root's apt cache (make-test-chroot.sh downloaded it); the .deb's
 # Depends are resolved by apt as on any clean machine.
@@ -163,6 +168,7 @@ cat >>"$root/etc/slp/slp.yaml" <<'EOF'
   - name: reloaded-model
     url: http://127.0.0.1:8001
     model: Reloaded-Model
+    headers: {Authorization: "Bearer ${SLP_BOOT_KEY}"}
 EOF
 if in_ct systemctl reload slp.service; then echo "systemctl reload slp (good config): ok"; else fail "systemctl reload slp (good config): exit $?"; fi
 wait_journal "^reload: [0-9]+ routes from /etc/slp/slp.yaml" 10 || fail "no 'reload: N routes' line after the good reload"
@@ -170,6 +176,11 @@ status=$(http /v1/models)
 grep -q '"reloaded-model"' "$work/body" && echo "GET /v1/models: $status, has reloaded-model" ||
     fail "after the good reload /v1/models lacks reloaded-model ($status: $(cat "$work/body"))"
 [ "$(main_pid)" = "$pid" ] || fail "the reload restarted slp (MainPID $pid -> $(main_pid))"
+# The reload compiled ${SLP_BOOT_KEY}: the unit read /etc/slp/slp.env. The dump names the
+# header; the key itself is nowhere in the journal.
+journal | grep -q "reloaded-model.* headers=Authorization" && echo "slp.env read: reloaded-model sets headers=Authorization" ||
+    fail "no 'headers=Authorization' dump line for reloaded-model (was /etc/slp/slp.env read?)"
+journal | grep -qF "$boot_key" && fail "the key from slp.env appears in the journal"
 
 # ---- reload, bad config ---------------------------------------------------------------------
 cp "$root/etc/slp/slp.yaml" "$work/good.yaml"

@@ -58,7 +58,9 @@ ReloadPlan planReload(const Config &running, Config next, const QStringList &sup
         qsizetype index = -1;
         const Route *now = findRoute(next, id, &index);
         const bool stillProbed = now && now->nameSource == NameSource::Discover;
-        if (old && stillProbed && schedule && now->origin == old->origin) {
+        // A changed headers: (a new key) needs probes that send it.
+        if (old && stillProbed && schedule && now->origin == old->origin &&
+            now->headers == old->headers) {
             plan.keptSupervisors.insert(id, index);
             probed[index] = true;
         } else if (!stillProbed) {

@@ -57,6 +57,7 @@ const Key<BackendEntry> kBackendKeys[] = {
     {"stream_idle_timeout", "0s", routeZeroOrMoreKey<&Route::streamIdleTimeout, BackendEntry>},
     {"sse_keepalive", "0s", routeZeroOrMoreKey<&Route::sseKeepalive, BackendEntry>},
     {"context_length", nullptr, routeContextLengthKey<BackendEntry>},
+    {"headers", nullptr, routeHeadersKey<BackendEntry>},
 };
 
 } // namespace

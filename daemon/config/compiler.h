@@ -56,7 +56,10 @@ std::span<const Key<Edition>> editionKeys();
 class Compiler
 {
 public:
-    Compiler(const QByteArray &yaml, const QString &fileName) : m_in(yaml, fileName) {}
+    Compiler(const QByteArray &yaml, const QString &fileName,
+             const QProcessEnvironment &environment)
+        : m_in(yaml, fileName, environment)
+    {}
 
     ConfigResult run();
 

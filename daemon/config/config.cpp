@@ -137,12 +137,13 @@ void Compiler::checkDuplicateIds()
 
 } // namespace configc
 
-ConfigResult compileConfig(const QByteArray &yaml, const QString &fileName)
+ConfigResult compileConfig(const QByteArray &yaml, const QString &fileName,
+                           const QProcessEnvironment &environment)
 {
-    return configc::Compiler(yaml, fileName).run();
+    return configc::Compiler(yaml, fileName, environment).run();
 }
 
-ConfigResult loadConfigFile(const QString &path)
+ConfigResult loadConfigFile(const QString &path, const QProcessEnvironment &environment)
 {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly)) {
@@ -152,7 +153,7 @@ ConfigResult loadConfigFile(const QString &path)
         e.hint = QStringLiteral("check the path given to --config and its permissions");
         return QList<ConfigError>{e};
     }
-    return compileConfig(file.readAll(), path);
+    return compileConfig(file.readAll(), path, environment);
 }
 
 namespace {
@@ -187,6 +188,11 @@ QString routeDumpLine(const Config &config, int index, int width)
         line += QStringLiteral(" stream_idle_timeout=") + formatGoDuration(r.streamIdleTimeout);
     if (r.sseKeepalive.count() > 0)
         line += QStringLiteral(" sse_keepalive=") + formatGoDuration(r.sseKeepalive);
+    QStringList names; // never a value: these are often keys
+    for (const auto &header : r.headers)
+        names << QString::fromLatin1(header.first);
+    if (!names.isEmpty())
+        line += QStringLiteral(" headers=") + names.join(QLatin1Char(','));
     return line;
 }
 

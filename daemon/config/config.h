@@ -5,7 +5,10 @@
 #include "config/texttemplate.h"
 #include "goduration.h"
 
+#include <QByteArray>
 #include <QList>
+#include <QPair>
+#include <QProcessEnvironment>
 #include <QString>
 #include <QUrl>
 
@@ -41,6 +44,10 @@ struct Route
     // The model's context window in tokens, as the catalog shows it (`context_length:`); an
     // edition without its own takes its backend's. Unset: what discovery learns, if anything.
     std::optional<qint64> contextLength;
+    // Request headers set on every request to the route, its discovery probes and tunnels
+    // (`headers:`), values with ${NAME} expanded; each replaces the client's of the same name.
+    // The dump and --check name them; nothing ever prints a value.
+    QList<QPair<QByteArray, QByteArray>> headers;
     NameSource nameSource = NameSource::Discover;
     QString pinnedModel;   // NameSource::Pinned
     int followsRoute = -1; // NameSource::FollowsBackend: index of the backend route
@@ -96,11 +103,16 @@ struct ConfigError
 using ConfigResult = std::variant<Config, QList<ConfigError>>;
 
 // Pure: YAML text in, a compiled config or every error found out. `fileName` only labels
-// errors. Never touches the network or the file system.
-ConfigResult compileConfig(const QByteArray &yaml, const QString &fileName);
+// errors; `environment` holds the variables a header value's ${NAME} reads (none by
+// default). Never touches the network, the file system or the process environment.
+ConfigResult compileConfig(const QByteArray &yaml, const QString &fileName,
+                           const QProcessEnvironment &environment = QProcessEnvironment());
 
-// Reads the file, then compileConfig. A missing or unreadable file is one ConfigError.
-ConfigResult loadConfigFile(const QString &path);
+// Reads the file, then compileConfig with `environment` (slp passes its own, read at each
+// load). A missing or unreadable file is one ConfigError.
+ConfigResult
+loadConfigFile(const QString &path,
+               const QProcessEnvironment &environment = QProcessEnvironment::systemEnvironment());
 
 // One key the config accepts, as declared in the compiler's key tables (for docs and tests).
 struct ConfigKey
@@ -116,7 +128,8 @@ QList<ConfigKey> configKeys();
 
 // The start-up dump line for route `index` (docs/OPERATE.md, "The command line"), names padded to
 // `width`: "NAME -> URL as \"MODEL\"", "NAME -> URL (discovering)", "(passthrough)", "(follows
-// BACKEND)", then " stream_idle_timeout=1s" and " sse_keepalive=400ms" for the keys a route sets.
+// BACKEND)", then " stream_idle_timeout=1s", " sse_keepalive=400ms" and " headers=NAME,NAME" (the
+// names only) for the keys a route sets.
 QString routeDumpLine(const Config &config, int index, int width);
 // Every route's dump line, names padded to the longest (the start-up dump and `slp --check`).
 QStringList routeDump(const Config &config);

@@ -154,6 +154,9 @@ const Key<Edition> kEditionKeys[] = {
     // Unlike those, the backend's is the edition's unless it gives its own: it wraps the
     // same model, whose context window it has.
     {"context_length", nullptr, routeContextLengthKey<Edition>},
+    // Never the backend's: an edition's url may be another server, which must not get a key
+    // meant for the backend.
+    {"headers", nullptr, routeHeadersKey<Edition>},
     {"apply_to", nullptr, readApplyTo},
 };
 

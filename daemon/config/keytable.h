@@ -148,6 +148,18 @@ void routeTimeoutKey(YamlReader &in, const Field &f, const QString &path, Entry 
     }
 }
 
+// A route's headers: (routeheaders.cpp): names checked, values with ${NAME} expanded from the
+// compile's environment; nullopt (reported) when one cannot be sent.
+std::optional<QList<QPair<QByteArray, QByteArray>>> readRouteHeaders(YamlReader &in, const Field &f,
+                                                                     const QString &path);
+
+template<class Entry>
+void routeHeadersKey(YamlReader &in, const Field &f, const QString &path, Entry &out)
+{
+    if (auto headers = readRouteHeaders(in, f, path))
+        out.route.headers = std::move(*headers);
+}
+
 std::span<const Key<Config>> topLevelKeys();
 std::span<const Key<DiscoverySettings>> discoveryKeys();
 

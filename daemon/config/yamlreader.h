@@ -4,6 +4,7 @@
 #include "config/config.h"
 
 #include <QHash>
+#include <QProcessEnvironment>
 
 #include <yaml-cpp/yaml.h>
 
@@ -40,8 +41,9 @@ std::optional<QString> originOf(const QString &text, QString *why, QString *hint
 class YamlReader
 {
 public:
-    YamlReader(const QByteArray &source, const QString &fileName)
-        : m_source(source), m_file(fileName)
+    YamlReader(const QByteArray &source, const QString &fileName,
+               const QProcessEnvironment &environment)
+        : m_source(source), m_file(fileName), m_environment(environment)
     {}
 
     void error(const YAML::Mark &mark, const QString &what, const QString &hint,
@@ -68,10 +70,13 @@ public:
     int valueColumnOffset(const YAML::Node &value) const;
 
     const QByteArray &source() const { return m_source; }
+    // The variables a `${NAME}` in a header value reads: given to the compile, never looked up.
+    const QProcessEnvironment &environment() const { return m_environment; }
 
 private:
     QByteArray m_source;
     QString m_file;
+    QProcessEnvironment m_environment;
     QList<ConfigError> m_errors;
 };
 

@@ -4,6 +4,7 @@
 #include "discovery/modelprobe.h"
 #include "observe/logging.h"
 #include "observe/metrics.h"
+#include "wire/http1.h"
 
 #include <QDateTime>
 
@@ -50,7 +51,8 @@ std::chrono::milliseconds ms(std::chrono::nanoseconds d)
                     std::chrono::duration_cast<std::chrono::milliseconds>(d));
 }
 
-// GET /v1/models, as every probe of the route sends it.
+// GET /v1/models, as every probe of the route sends it: with the route's headers: (a key),
+// which may set Accept or User-Agent too.
 UpstreamRequest probeRequestFor(const Route &route)
 {
     UpstreamRequest request;
@@ -61,6 +63,7 @@ UpstreamRequest probeRequestFor(const Route &route)
     request.headers = {
         {QByteArrayLiteral("Accept"), QByteArrayLiteral("application/json")},
         {QByteArrayLiteral("User-Agent"), QByteArrayLiteral("slp-discovery/" SLP_VERSION)}};
+    replaceHeaders(request.headers, route.headers);
     return request;
 }
 

@@ -29,6 +29,8 @@ struct RouteForwarding
     QString streamIdleTimeoutText; // as formatGoDuration spells the route's value, for the log
     // A relayed text/event-stream silent this long gets ": keep-alive\n\n" at a boundary (0: off).
     std::chrono::milliseconds sseKeepalive{0};
+    // The route's `headers:`, set over the client's on every request and tunnel.
+    HeaderList setHeaders;
 };
 
 // Everything the router decided about one request before it goes upstream: the route's

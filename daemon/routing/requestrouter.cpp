@@ -301,6 +301,7 @@ ForwardPlan RequestRouter::basePlan(qsizetype index, InboundRequest &request) co
     plan.request.originUrl = plan.route->originUrl;
     plan.request.target = request.target; // verbatim, for transports that can send it so
     plan.request.headers = std::move(headers.forward);
+    replaceHeaders(plan.request.headers, plan.route->setHeaders);
     return plan;
 }
 

@@ -22,6 +22,7 @@ std::shared_ptr<const RouteForwarding> compileForwarding(const Route &route)
     if (route.streamIdleTimeout.count() > 0)
         out->streamIdleTimeoutText = formatGoDuration(route.streamIdleTimeout);
     out->sseKeepalive = std::chrono::ceil<milliseconds>(route.sseKeepalive);
+    out->setHeaders = route.headers;
     return out;
 }
 } // namespace

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "wire/http1.h"
 
+#include <algorithm>
+
 namespace slp {
 
 QByteArray headerValue(const HeaderList &headers, QByteArrayView name)
@@ -14,6 +16,17 @@ QByteArray headerValue(const HeaderList &headers, QByteArrayView name)
 bool equalsNoCase(QByteArrayView a, QByteArrayView b)
 {
     return a.compare(b, Qt::CaseInsensitive) == 0;
+}
+
+void replaceHeaders(HeaderList &headers, const HeaderList &replacements)
+{
+    if (replacements.isEmpty())
+        return;
+    headers.removeIf([&replacements](const QPair<QByteArray, QByteArray> &field) {
+        return std::any_of(replacements.cbegin(), replacements.cend(),
+                           [&field](const auto &r) { return equalsNoCase(r.first, field.first); });
+    });
+    headers.append(replacements);
 }
 
 QByteArrayView trimOws(QByteArrayView value)

@@ -21,6 +21,9 @@ QByteArray headerValue(const HeaderList &headers, QByteArrayView name);
 
 // ASCII case-insensitive equality: header names and tokens.
 bool equalsNoCase(QByteArrayView a, QByteArrayView b);
+// `headers` with every field named like one of `replacements` (any case) removed and
+// `replacements` appended: a route's configured headers over the client's.
+void replaceHeaders(HeaderList &headers, const HeaderList &replacements);
 // `value` without the optional whitespace (SP, HTAB) RFC 9110 allows around a field value
 // and a list element.
 QByteArrayView trimOws(QByteArrayView value);

@@ -49,6 +49,10 @@ int main(int argc, char **argv)
     parser.addOption({"id-prefix", "Prefix of X-Request-Id values.", "prefix", "gdqz"});
     parser.addOption({"unix", "Also serve on a Unix socket at PATH.", "path"});
     parser.addOption({"ws-refuse", "Answer every WebSocket upgrade 403."});
+    parser.addOption({"api-key",
+                      "Like vLLM's --api-key: answer 401 to any request (but /health) without "
+                      "exactly one \"Authorization: Bearer KEY\".",
+                      "key"});
     parser.process(app);
     if (!parser.positionalArguments().isEmpty()) {
         std::fprintf(stderr, "mock_upstream: unexpected argument %s\n",
@@ -84,6 +88,7 @@ int main(int argc, char **argv)
 
     slp::mock::MockServer server(models, parser.value("id-prefix").toLatin1());
     server.setRefusesWebSockets(parser.isSet("ws-refuse"));
+    server.setApiKey(parser.value("api-key").toUtf8());
     if (!server.listen(address, static_cast<quint16>(port))) {
         std::fprintf(stderr, "mock_upstream: cannot listen on %s: %s\n", qPrintable(listen),
                      qPrintable(server.errorString()));

@@ -563,6 +563,11 @@ void Connection::dispatch(Request request)
     }
     if (m_knobs.closeDelimited)
         m_keepAlive = false;
+    if (!m_server->authorized(request)) {
+        respondSimple(request, requestId, 401, "application/json", "{\"error\":\"Unauthorized\"}",
+                      0);
+        return;
+    }
     if (path == "/v1/realtime" && request.method == "GET" &&
         request.header("upgrade").toLower() == "websocket") {
         upgradeToWebSocket(request, requestId);
@@ -627,6 +632,21 @@ void Connection::dispatch(Request request)
         return;
     }
     respondSimple(request, requestId, 404, "application/json", "{\"detail\":\"Not Found\"}", delay);
+}
+
+bool MockServer::authorized(const Request &request) const
+{
+    if (m_apiKey.isEmpty() || request.path() == "/health")
+        return true;
+    int given = 0;
+    bool right = false;
+    for (const auto &[name, value] : request.headers) {
+        if (name.compare("authorization", Qt::CaseInsensitive) == 0) {
+            ++given;
+            right = value == "Bearer " + m_apiKey;
+        }
+    }
+    return given == 1 && right;
 }
 
 // A Realtime-like WebSocket session (wssession.h) on this connection, or a 403 with

@@ -80,6 +80,10 @@ public:
     // --ws-refuse: every WebSocket upgrade is answered 403.
     void setRefusesWebSockets(bool refuse) { m_refusesWebSockets = refuse; }
     bool refusesWebSockets() const { return m_refusesWebSockets; }
+    // vLLM's --api-key: every request but /health needs exactly one
+    // "Authorization: Bearer KEY", or it gets a 401 (empty: no key asked).
+    void setApiKey(const QByteArray &key) { m_apiKey = key; }
+    bool authorized(const Request &request) const;
 
 private:
     void onNewConnection(QTcpServer *server);
@@ -97,6 +101,7 @@ private:
     bool m_modelsRawSet = false;
     int m_modelsDelayMs = 0;
     bool m_refusesWebSockets = false;
+    QByteArray m_apiKey;
 
     QList<RecordedRequest> m_records;
     qint64 m_nextSeq = 1;

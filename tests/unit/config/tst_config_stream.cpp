@@ -157,14 +157,15 @@ void TestConfigStream::knownKeysHint()
     QCOMPARE(errors[0].hint,
              QStringLiteral("did you mean \"sse_keepalive\"? known keys: name, url, "
                             "timeout, model, retry, aggregate, "
-                            "stream_idle_timeout, sse_keepalive, context_length"));
+                            "stream_idle_timeout, sse_keepalive, context_length, headers"));
     const auto edResult =
         compile(kOkBackends + "editions:\n  - {suffix: -e, url: \"http://e\", stream_idle: 1s}\n");
     const auto &edErrors = std::get<QList<ConfigError>>(edResult);
     QCOMPARE(edErrors.size(), 1);
-    QVERIFY2(edErrors[0].hint.endsWith(QStringLiteral(
-                 "aggregate, stream_idle_timeout, sse_keepalive, context_length, apply_to")),
-             qPrintable(edErrors[0].hint));
+    QVERIFY2(
+        edErrors[0].hint.endsWith(QStringLiteral(
+            "aggregate, stream_idle_timeout, sse_keepalive, context_length, headers, apply_to")),
+        qPrintable(edErrors[0].hint));
 }
 
 void TestConfigStream::dumpLineShowsThemWhenSet()

@@ -42,6 +42,12 @@ backends:
     model: agg
     aggregate: true
     stream_idle_timeout: 1500ms
+  - name: keyed
+    url: http://127.0.0.1:9004
+    model: keyed
+    headers:
+      Authorization: Bearer route-key
+      X-Vllm-Priority: 5
 )";
 
 std::shared_ptr<const RouteTable> table()
@@ -349,6 +355,35 @@ private Q_SLOTS:
                  f.pair.received().constData());
         QVERIFY(f.pair.received().contains("docs/HTTP.md"));
         QCOMPARE(f.transport.started(), 0);
+    }
+
+    // A route's headers: replace the client's of the same name, in any case; the rest pass.
+    void routeHeadersReplaceTheClients()
+    {
+        Fixture f;
+        f.send(R"({"model":"keyed"})", "/v1/chat/completions",
+               {{"Host", "slp.test"},
+                {"Authorization", "Bearer client"},
+                {"authorization", "Bearer client-2"},
+                {"X-VLLM-PRIORITY", "0"},
+                {"X-Client", "kept"}});
+        QCOMPARE(f.transport.started(), 1);
+        const slp::HeaderList &sent = f.transport.requests.at(0).headers;
+        QStringList names;
+        for (const auto &[name, value] : sent)
+            names << QString::fromLatin1(name).toLower();
+        QCOMPARE(names.count(QStringLiteral("authorization")), 1);
+        QCOMPARE(names.count(QStringLiteral("x-vllm-priority")), 1);
+        QCOMPARE(slp::headerValue(sent, "authorization"), QByteArray("Bearer route-key"));
+        QCOMPARE(slp::headerValue(sent, "x-vllm-priority"), QByteArray("5"));
+        QCOMPARE(slp::headerValue(sent, "x-client"), QByteArray("kept"));
+
+        // A route without headers: leaves the client's alone.
+        Fixture g;
+        g.send(R"({"model":"pin"})", "/v1/chat/completions",
+               {{"Host", "slp.test"}, {"Authorization", "Bearer client"}});
+        QCOMPARE(slp::headerValue(g.transport.requests.at(0).headers, "authorization"),
+                 QByteArray("Bearer client"));
     }
 };
 
