@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (clang, -fsanitize=fuzzer,address,undefined) and runs each one
 # for SECONDS against its seed corpus in fuzz/corpus/<target>/.
 #
-#   fuzz/run.sh            the long run: 300 s per target (8 targets, about 40 minutes)
+#   fuzz/run.sh            the long run: 300 s per target (9 targets, about 45 minutes)
 #   fuzz/run.sh 15         the short bounded run CI does
 #   fuzz/run.sh 60 fuzz_request_head fuzz_body_scanner      only these targets
 #
@@ -17,7 +17,7 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${SLP_FUZZ_BUILD_DIR:-$here/build-fuzz}"
 seconds="${1:-300}"
 shift || true
-all_targets=(fuzz_body_scanner fuzz_multipart fuzz_request_head fuzz_request_split fuzz_config fuzz_sse_aggregator fuzz_prom_text
+all_targets=(fuzz_body_scanner fuzz_multipart fuzz_upgrade_target fuzz_request_head fuzz_request_split fuzz_config fuzz_sse_aggregator fuzz_prom_text
     fuzz_durations)
 targets=("$@")
 [ "${#targets[@]}" -gt 0 ] || targets=("${all_targets[@]}")

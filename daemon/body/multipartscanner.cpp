@@ -14,6 +14,14 @@ namespace slp {
 
 namespace {
 
+bool repeatsParameter(const HeaderParameters &d)
+{
+    for (const auto &[param, value] : d.parameters)
+        if (d.count(param) > 1)
+            return true;
+    return false;
+}
+
 // RFC 2046 bchars: DIGIT / ALPHA / "'()+_,-./:=?" and space (not last).
 bool isBoundaryChar(char c)
 {
@@ -62,8 +70,8 @@ void MultipartBodyScanner::advance(QByteArrayView bytes, bool final)
             m_ambiguous ? MultipartScan::Verdict::Ambiguous : MultipartScan::Verdict::Malformed;
         break;
     case Step::NeedMore:
-        // A search keeps its place: any new byte may end it. Transport padding does not: it
-        // is retried once the bytes behind it have doubled.
+        // A search keeps its place: any new byte may end it. Any other wait is retried once
+        // the bytes behind it have doubled.
         m_retryAt = m_n + std::max<qsizetype>(1, m_n - progress());
         break;
     }
@@ -123,6 +131,15 @@ MultipartBodyScanner::Step MultipartBodyScanner::opening()
     if (first < 0)
         return fail(
             QStringLiteral("multipart body has no opening delimiter %1").arg(quotedBoundary("")));
+    // Go's reader takes a preamble line that opens with the boundary, after a bare LF too,
+    // for the first delimiter: it would read other parts than SLP.
+    const QByteArray bareLf = "\n" + dashBoundary.toByteArray();
+    if (find(0, bareLf, first + bareLf.size()) >= 0) {
+        m_ambiguous = true;
+        return fail(QStringLiteral("multipart preamble has a line that opens with %1 after a bare "
+                                   "LF, which some parsers take for the first delimiter")
+                        .arg(quotedBoundary("")));
+    }
     m_pos = first + m_delimiter.size();
     return Step::Ok;
 }
@@ -144,16 +161,18 @@ MultipartBodyScanner::Step MultipartBodyScanner::walk()
             m_scan.closeEnd = m_pos + 2; // the epilogue after it is anything
             return Step::Ok;
         }
-        qsizetype pos = m_pos;
-        while (pos < m_n && (m_p[pos] == ' ' || m_p[pos] == '\t'))
-            ++pos; // transport padding
-        if (m_n - pos < 2 && !m_final)
-            return Step::NeedMore;
-        if (!at(pos, "\r\n"))
+        if (m_p[m_pos] == ' ' || m_p[m_pos] == '\t') {
+            // RFC 2046 allows transport padding here; python-multipart reads it as content.
+            m_ambiguous = true;
+            return fail(QStringLiteral("multipart delimiter ending at byte %1 is followed by "
+                                       "transport padding, which some parsers read as content")
+                            .arg(delimiterEnd));
+        }
+        if (!at(m_pos, "\r\n"))
             return fail(QStringLiteral("multipart delimiter ending at byte %1 is followed by "
                                        "neither CRLF nor \"--\"")
                             .arg(delimiterEnd));
-        const qsizetype partBegin = pos + 2;
+        const qsizetype partBegin = m_pos + 2;
         const qsizetype next = search(partBegin);
         if (next == -2)
             return Step::NeedMore;
@@ -230,6 +249,10 @@ bool MultipartBodyScanner::headerLine(qsizetype begin, qsizetype end, PartHeader
         fail(QStringLiteral("multipart part header at byte %1 is not \"Name: value\"").arg(begin));
         return false;
     }
+    if (line.contains('\r') || line.contains('\n')) {
+        h.ambiguity = "has a bare CR or LF in a header line, which Go's parser ends the line at";
+        return true;
+    }
     const QByteArrayView name = line.first(colon);
     const HeaderParameters params = parseHeaderParameters(line.sliced(colon + 1));
     if (equalsNoCase(name, "content-transfer-encoding")) {
@@ -250,10 +273,13 @@ void MultipartBodyScanner::readDisposition(const HeaderParameters &d, PartHeader
     bool named = false; // a `name` parameter says "model"
     for (const auto &[param, value] : d.parameters)
         named = named || (param == "name" && value == "model");
-    if (d.has("name*"))
+    if (!d.valid)
+        h.ambiguity = "has a Content-Disposition SLP cannot parse, which some parsers still read";
+    else if (d.has("name*"))
         h.ambiguity = "names itself with name*=, which RFC 7578 forbids and some parsers decode";
-    else if (named && d.count("name") > 1)
-        h.ambiguity = "has two name parameters, one of them \"model\"";
+    else if (repeatsParameter(d))
+        h.ambiguity = "gives a Content-Disposition parameter twice (a parser keeps the first, "
+                      "another the last, Go's drops them all)";
     else if (named && d.escaped.contains("name"))
         h.ambiguity = "has a backslash escape in its name, which parsers undo differently";
     else if (named && d.token != "form-data")

@@ -3,6 +3,8 @@
 
 #include "hex.h"
 
+#include <algorithm>
+
 namespace slp {
 
 namespace {
@@ -102,6 +104,12 @@ UpgradeModel findUpgradeModel(QByteArrayView target)
             if (value.contains(';') || !decodeQueryComponent(value, &out.id)) {
                 out.error = refusal("its value holds a ';' or an invalid percent escape, "
                                     "which parsers read differently");
+                return out;
+            }
+            if (std::any_of(value.begin(), value.end(), [](char c) { return uchar(c) >= 0x80; })) {
+                out.error = refusal("its value holds a byte over 0x7F that is not "
+                                    "percent-encoded, which parsers decode differently (send "
+                                    "it as %XX)");
                 return out;
             }
         } else if (semicolonHidesModel(raw)) {

@@ -16,7 +16,8 @@ namespace slp {
 // query they could read another model from is refused (`error`): a key that decodes to
 // `model` given twice in any spelling (`model`, `%6Dodel`), a ';' that an older parser takes
 // for a separator, an invalid percent escape in the model's pair (Go drops such a pair,
-// Python keeps it as written), or a '#' (Go keeps it in the query).
+// Python keeps it as written), a raw byte over 0x7F in it (Starlette decodes the raw query
+// as latin-1, Go keeps the bytes), or a '#' (Go keeps it in the query).
 struct UpgradeModel
 {
     bool found = false;       // one pair names the model

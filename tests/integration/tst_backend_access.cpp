@@ -266,6 +266,17 @@ void TestBackendAccess::ambiguityReachesNoBackend_data()
                 multipart("Content-Disposition: form-data; name=\"model\"\r\n"
                           "Content-Disposition: form-data; name=\"prompt\""))
         << QByteArray("more than one Content-Disposition");
+    QTest::newRow("Content-Disposition repeats a parameter")
+        << post("/v1/audio/transcriptions", form,
+                multipart("Content-Disposition: form-data; name=\"model\"; filename=a; "
+                          "filename=b"))
+        << QByteArray("parameter twice");
+    QTest::newRow("transport padding after a delimiter")
+        << post("/v1/audio/transcriptions", form,
+                "--b \r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nkeyed\r\n--b--\r\n")
+        << QByteArray("transport padding");
+    QTest::newRow("raw UTF-8 in the query's model")
+        << upgradeRequest("/v1/realtime?model=keyed\xc3\xa9") << QByteArray("0x7F");
     QTest::newRow("Content-Type twice")
         << post("/v1/chat/completions", json + form, R"({"model":"keyed"})")
         << QByteArray("Content-Type is given more than once");

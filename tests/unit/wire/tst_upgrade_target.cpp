@@ -54,6 +54,9 @@ private slots:
         QTest::newRow("bad escape") << QByteArray("/v1/realtime?model=a%zz");
         QTest::newRow("cut escape") << QByteArray("/v1/realtime?model=a%4");
         QTest::newRow("fragment") << QByteArray("/v1/realtime?model=a#model=b");
+        // Starlette decodes the raw query as latin-1, Go keeps the bytes: "caf\xc3\xa9" is two
+        // ids. Percent-encoded, both decode the same UTF-8.
+        QTest::newRow("raw UTF-8 in the value") << QByteArray("/v1/realtime?model=caf\xc3\xa9");
     }
     void ambiguousQueriesRefused()
     {
