@@ -9,6 +9,7 @@
 // with SLP's model, or refuse it (see "The second reading" below).
 #include "body/multipartscanner.h"
 #include "joinededits.h"
+#include "wire/hex.h"
 
 #include <QByteArray>
 #include <QList>
@@ -508,17 +509,6 @@ std::optional<Param> consumeParam(QByteArrayView &v)
     return p;
 }
 
-int hexDigit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 // percentHexUnescape(): every '%' takes two hex digits, or the whole value fails.
 std::optional<QByteArray> percentUnescape(QByteArrayView s)
 {
@@ -528,8 +518,8 @@ std::optional<QByteArray> percentUnescape(QByteArrayView s)
             out += s[i];
             continue;
         }
-        const int high = i + 2 < s.size() ? hexDigit(s[i + 1]) : -1;
-        const int low = high >= 0 ? hexDigit(s[i + 2]) : -1;
+        const int high = i + 2 < s.size() ? hexValue(s[i + 1]) : -1;
+        const int low = high >= 0 ? hexValue(s[i + 2]) : -1;
         if (low < 0)
             return std::nullopt;
         out += char(high * 16 + low);

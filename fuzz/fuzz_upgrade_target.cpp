@@ -9,6 +9,7 @@
 // Input: the query (after "/v1/realtime?"). Bytes the head parser refuses in a target
 // (controls, space, DEL) end the run: such a request never reaches the router.
 #include "body/modelid.h"
+#include "wire/hex.h"
 #include "wire/upgradetarget.h"
 
 #include <QByteArray>
@@ -31,17 +32,6 @@ namespace {
     std::abort();
 }
 
-int hexDigit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 QByteArrayView queryOf(QByteArrayView target)
 {
     const qsizetype question = target.indexOf('?');
@@ -61,8 +51,8 @@ QByteArray pythonUnquotePlus(QByteArrayView raw)
     };
     for (qsizetype i = 0; i < raw.size(); ++i) {
         const char c = raw[i];
-        const int high = c == '%' && i + 2 < raw.size() ? hexDigit(raw[i + 1]) : -1;
-        const int low = high >= 0 ? hexDigit(raw[i + 2]) : -1;
+        const int high = c == '%' && i + 2 < raw.size() ? hexValue(raw[i + 1]) : -1;
+        const int low = high >= 0 ? hexValue(raw[i + 2]) : -1;
         if (low >= 0) {
             escaped += char(high * 16 + low);
             i += 2;
@@ -103,8 +93,8 @@ std::optional<QByteArray> goUnescape(QByteArrayView raw)
         } else if (raw[i] != '%') {
             out += raw[i];
         } else {
-            const int high = i + 2 < raw.size() ? hexDigit(raw[i + 1]) : -1;
-            const int low = high >= 0 ? hexDigit(raw[i + 2]) : -1;
+            const int high = i + 2 < raw.size() ? hexValue(raw[i + 1]) : -1;
+            const int low = high >= 0 ? hexValue(raw[i + 2]) : -1;
             if (low < 0)
                 return std::nullopt;
             out += char(high * 16 + low);
