@@ -118,6 +118,18 @@ make_base() {
         { cat "$tmp/import.log"; fail "podman import of $root"; }
     echo "base: $base made in $(($(date +%s) - t0)) s"
 }
+# Unpacking a layer makes / a private mount first, which fails where / is not a mount point
+# (a plain chroot, as in a fresh debootstrap root): podman cannot work there at all. An empty
+# layer finds out in a second; any other failure of it is a failure of the test.
+probe=localhost/slp-ctest-probe:latest
+if ! tar -C "$tmp" -c --files-from=/dev/null | pod import - "$probe" >"$tmp/probe.log" 2>&1; then
+    grep -q 'remount /' "$tmp/probe.log" &&
+        skip "podman cannot unpack a layer here: / is not a mount point (a plain chroot?): $(grep -m1 -o 'remount /[^)]*' "$tmp/probe.log")"
+    cat "$tmp/probe.log"
+    fail "podman import of an empty layer"
+fi
+pod rmi -f "$probe" >/dev/null 2>&1 || true
+
 step "base image"
 if pod image exists "$base"; then
     echo "base: $base, kept in podman's store from an earlier run"
