@@ -31,6 +31,7 @@ if [ "$set_name" != build ]; then
 fi
 if [ "$set_name" = test ]; then
     packages+=(clang-format caddy lintian desktop-file-utils
+        git                                                       # the format check lists files
         xvfb xauth x11-utils dbus tint2 dunst xdotool imagemagick # tests/monitor: a real tray
         debootstrap systemd-container                             # the package test's clean root
         prometheus                                                # promtool, for the alert rules
