@@ -5,7 +5,8 @@
 # private D-Bus session), with the real slp in front of mock upstreams:
 #   qwen3-8b      discovered from mock A, ok, carrying traffic (and its -edited edition)
 #   llama-70b     discovered from mock B, which then starts serving two models: ambiguous
-#   mistral-small pinned, ok, carrying traffic with a few 503s from the backend
+#   mistral-small pinned with its context_length from the config, ok, carrying traffic with a
+#                 few 503s from the backend
 #   gemma-27b     pointing at a closed port: pending with probe errors
 #   phi-4         pinned on mock C, carrying traffic until mock C goes away: its requests
 #                 are refused, SLP calls it failing, and the details pane explains why
@@ -127,6 +128,7 @@ backends:
   - name: mistral-small
     url: http://127.0.0.1:$port_a
     model: mistralai/Mistral-Small-3.1-24B
+    context_length: 131072
     retry: true
   - name: gemma-27b
     url: http://127.0.0.1:9
