@@ -24,6 +24,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <iterator>
 
 namespace slp {
 
@@ -113,19 +114,25 @@ const RequestRouter::Endpoint *RequestRouter::endpointFor(const QByteArray &meth
         {"/", true, "POST", false, &RequestRouter::forward},
     };
     const Endpoint *resource = nullptr;
+    const auto sameResource = [&](const Endpoint &e) {
+        return e.path == resource->path && e.prefix == resource->prefix;
+    };
     for (const Endpoint &e : kEndpoints) {
         if (e.prefix ? !path.startsWith(e.path) : path != e.path)
             continue;
         if (!resource)
             resource = &e;
-        else if (e.path != resource->path || e.prefix != resource->prefix)
+        else if (!sameResource(e))
             break; // the first resource that matches decides
         if (e.method == method && (!e.upgrade || upgrade))
             return &e;
+    }
+    // The 405 lists what the resource answers; built here, so a match allocates nothing.
+    for (const Endpoint *e = resource; e && e != std::end(kEndpoints) && sameResource(*e); ++e) {
         if (!allowed->isEmpty())
             *allowed += ", ";
         *allowed +=
-            e.upgrade ? QByteArrayLiteral("GET (a WebSocket upgrade)") : e.method.toByteArray();
+            e->upgrade ? QByteArrayLiteral("GET (a WebSocket upgrade)") : e->method.toByteArray();
     }
     return nullptr;
 }
