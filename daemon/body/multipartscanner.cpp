@@ -270,9 +270,8 @@ bool MultipartBodyScanner::headerLine(qsizetype begin, qsizetype end, PartHeader
 
 void MultipartBodyScanner::readDisposition(const HeaderParameters &d, PartHeaders &h)
 {
-    bool named = false; // a `name` parameter says "model"
-    for (const auto &[param, value] : d.parameters)
-        named = named || (param == "name" && value == "model");
+    // Its name says "model". A repeated name is refused below before `named` is read.
+    const bool named = d.value("name") == "model";
     if (!d.valid)
         h.ambiguity = "has a Content-Disposition SLP cannot parse, which some parsers still read";
     else if (d.has("name*"))
@@ -284,7 +283,7 @@ void MultipartBodyScanner::readDisposition(const HeaderParameters &d, PartHeader
         h.ambiguity = "has a backslash escape in its name, which parsers undo differently";
     else if (named && d.token != "form-data")
         h.ambiguity = "is named \"model\" but is not form-data, which some parsers still read";
-    if (d.token == "form-data" && d.value("name") == "model") {
+    if (d.token == "form-data" && named) {
         h.isModel = true;
         h.isFile = d.has("filename") || d.has("filename*");
     }

@@ -65,16 +65,18 @@ void RequestRouter::answerError(ResponseWriter *writer, int status, const QStrin
 
 Catalog RequestRouter::catalogWithHealth() const
 {
-    // The table's catalog with each route's passive state and last failure, as every worker's
-    // exchanges reported them.
     Catalog catalog = m_table->catalog(m_options.startedAt);
-    if (!m_context.health)
-        return catalog;
-    for (CatalogEntry &entry : catalog.entries) {
-        entry.state = routeStateName(m_context.health->state(entry.id));
-        entry.lastFailure = m_context.health->lastFailure(entry.id);
-    }
+    for (CatalogEntry &entry : catalog.entries)
+        addHealth(entry);
     return catalog;
+}
+
+void RequestRouter::addHealth(CatalogEntry &entry) const
+{
+    if (!m_context.health)
+        return;
+    entry.state = routeStateName(m_context.health->state(entry.id));
+    entry.lastFailure = m_context.health->lastFailure(entry.id);
 }
 
 // One resource SLP answers or routes: a path (exact, or a prefix ending in '/'), a method, and
@@ -215,11 +217,10 @@ void RequestRouter::serveModel(InboundRequest &request, ResponseWriter *writer)
                            "model_not_found", QStringLiteral("model"));
     }
     // The object OpenAI's retrieve-model endpoint returns: the catalog's entry, the same.
-    const Catalog catalog = catalogWithHealth();
+    CatalogEntry entry = m_table->catalogEntry(index);
+    addHealth(entry);
     writer->respond(200, "application/json",
-                    catalogEntryToJson(catalog.entries.at(index), m_options.startedAt,
-                                       asksDebug(request.query)) +
-                        '\n',
+                    catalogEntryToJson(entry, m_options.startedAt, asksDebug(request.query)) + '\n',
                     newRequestId());
 }
 

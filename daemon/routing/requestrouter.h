@@ -13,6 +13,7 @@
 namespace slp {
 
 struct Catalog;
+struct CatalogEntry;
 class RouteTable;
 class ModelLocation;
 
@@ -69,6 +70,8 @@ private:
     // What both kinds of request share once the route is known: ids, trace, headers.
     ForwardPlan basePlan(qsizetype index, InboundRequest &request) const;
     Catalog catalogWithHealth() const;
+    // An entry's passive state and last failure, as every worker's exchanges reported them.
+    void addHealth(CatalogEntry &entry) const;
     ForwardPlan planFor(qsizetype index, const ModelLocation &scan, InboundRequest &request) const;
     static void noteIgnoredClientId(const ForwardPlan &plan);
     // Whether the answer is reassembled from a stream (aggregate: true routes), and as what.

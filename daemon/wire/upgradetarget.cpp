@@ -37,10 +37,8 @@ bool semicolonHidesModel(QByteArrayView raw)
     for (qsizetype semi = raw.indexOf(';'); semi >= 0;) {
         const qsizetype begin = semi + 1;
         semi = raw.indexOf(';', begin);
-        const QByteArrayView piece = raw.sliced(begin, (semi < 0 ? raw.size() : semi) - begin);
-        const qsizetype equals = piece.indexOf('=');
-        QByteArray key;
-        if (decodeQueryComponent(equals < 0 ? piece : piece.first(equals), &key) && key == "model")
+        const QueryPair piece = pairAt(raw, begin, semi < 0 ? raw.size() : semi);
+        if (piece.keyDecodes && piece.key == "model")
             return true;
     }
     return false;
